@@ -1,0 +1,33 @@
+"""gpusim — a simulator of GPU scheduling and resource management on Kubernetes.
+
+The public façade: load a scenario, run it, and look at what happened.
+
+    import gpusim as gs
+    gs.setup()
+    result = gs.run("examples/lifecycle.yaml")
+    print(gs.get_pods(result))
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def setup(seed: int = 0) -> None:
+    """Notebook set-up (like fastbook's setup_book): PNG figures, stable rcParams, numpy seed."""
+    import random
+
+    import matplotlib
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    matplotlib.rcParams.update({"figure.figsize": (9, 3.5), "figure.dpi": 90, "axes.grid": True,
+                                "grid.alpha": 0.3, "font.size": 10, "svg.hashsalt": "gpusim"})
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("png")
+    except Exception:   # outside IPython there is nothing to configure
+        pass
+
+
+__all__ = ["setup", "__version__"]

@@ -1,0 +1,310 @@
+"""Loading a scenario: YAML files → validated, typed objects (the scenario contract of DESIGN.md).
+
+Every error names the file, the document, the object (kind/namespace/name) and the field path.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+import yaml
+
+from ..hardware import CATALOG, GPUModel
+from .batch_v1 import Job
+from .core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, Pod
+from .duration import DurationError, parse_duration
+from .errors import FieldError, InputError, Source
+from .gpusim_v1alpha1 import FAULT_TYPES, Fault, NodePool, Simulation
+from .quantity import QuantityError, parse_quantity
+from .schema import decode
+from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
+from .validation import validate_job, validate_name, validate_pod, validate_taint
+
+KINDS: dict[tuple[str, str], type] = {
+    ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
+    ("batch/v1", "Job"): Job, ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
+    ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
+    ("gpusim.io/v1alpha1", "Fault"): Fault,
+}
+NAMESPACED = {"Pod", "ConfigMap", "Job"}
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+MAX_POOL_NODES = 100_000
+MAX_GPUS_PER_NODE = 16
+
+
+@dataclass
+class Scenario:
+    """Everything a simulation is built from. ``gpus`` maps node name → (model, count)."""
+
+    simulation: Simulation = field(default_factory=Simulation)
+    nodes: list[Node] = field(default_factory=list)
+    gpus: dict[str, tuple[GPUModel, int]] = field(default_factory=dict)
+    namespaces: list[Namespace] = field(default_factory=list)
+    configmaps: list[ConfigMap] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    node_pools: list[NodePool] = field(default_factory=list)
+    sources: dict[int, Source] = field(default_factory=dict, repr=False)
+
+    def source(self, obj: Any) -> Optional[Source]:
+        return self.sources.get(id(obj))
+
+
+def _err(obj: Any, source: Optional[Source], path: str, message: str) -> InputError:
+    meta = getattr(obj, "metadata", None)
+    ns = meta.namespace if meta is not None and getattr(obj, "kind", "") in NAMESPACED else ""
+    return InputError(message, source, getattr(obj, "kind", ""), ns, meta.name if meta is not None else "", path)
+
+
+def _raise_all(obj: Any, source: Optional[Source], errors: Iterable[tuple[str, str]]) -> None:
+    errs = list(errors)
+    if len(errs) == 1:
+        raise _err(obj, source, errs[0][0], errs[0][1])
+    if errs:
+        raise _err(obj, source, "", "[" + ", ".join(f"{p}: {m}" for p, m in errs) + "]")
+
+
+def decode_document(doc: Any, source: Source) -> Any:
+    """One YAML document → typed object (strict)."""
+    if not isinstance(doc, dict):
+        raise InputError(f"expected a mapping (an object with apiVersion and kind), got {type(doc).__name__}", source)
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    name = (doc.get("metadata") or {}).get("name", "") if isinstance(doc.get("metadata"), dict) else ""
+    if not api_version:
+        raise InputError("apiVersion not set", source, str(kind or ""), "", name, "apiVersion")
+    if not kind:
+        raise InputError("kind not set", source, "", "", name, "kind")
+    cls = KINDS.get((api_version, kind))
+    if cls is None:
+        raise InputError(f'no matches for kind "{kind}" in version "{api_version}"', source, "", "", "", "")
+    try:
+        return decode(cls, doc)
+    except FieldError as e:
+        shell = cls()
+        shell.metadata.name = name
+        shell.metadata.namespace = (doc.get("metadata") or {}).get("namespace") or "default"
+        raise _err(shell, source, e.path, e.message) from None
+
+
+def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Source]]:
+    """Parse one file (or ``text`` labelled ``path``) into documents with their sources."""
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"cannot read file: {e.strerror}", Source(path, 0)) from None
+    out: list[tuple[Any, Source]] = []
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise InputError(f"YAML syntax error{where}: {problem}", Source(path, 0)) from None
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        out.append((doc, Source(path, i)))
+    return out
+
+
+def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Scenario:
+    """Load files (``paths``) and in-memory YAML (``texts`` as (label, text)) into a Scenario."""
+    docs: list[tuple[Any, Source]] = []
+    for p in paths:
+        docs += read_documents(p)
+    for label, text in texts:
+        docs += read_documents(label, text)
+    sc = Scenario()
+    seen: dict[tuple[str, str, str], Source] = {}
+    simulations = []
+    for doc, source in docs:
+        obj = decode_document(doc, source)
+        sc.sources[id(obj)] = source
+        kind = obj.kind
+        if kind in NAMESPACED and not obj.metadata.namespace:
+            obj.metadata.namespace = "default"
+        if kind == "Simulation":
+            simulations.append(obj)
+            continue
+        if kind == "Pod" and not obj.metadata.name and obj.metadata.generate_name:
+            raise _err(obj, source, "metadata.name", "Required value: gpusim needs explicit pod names "
+                       "(generateName is only filled in by the apiserver)")
+        _raise_all(obj, source, validate_name(obj.metadata.name, label=kind == "Namespace"))
+        key = (kind, obj.metadata.namespace if kind in NAMESPACED else "", obj.metadata.name)
+        if key in seen:
+            raise _err(obj, source, "metadata.name", f'Duplicate value: "{obj.metadata.name}" (first defined in {seen[key]})')
+        seen[key] = source
+        {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
+         "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
+         "Fault": sc.faults}[kind].append(obj)
+    if len(simulations) > 1:
+        raise InputError(f"at most one Simulation object is allowed; another is in {sc.sources[id(simulations[0])]}",
+                         sc.sources[id(simulations[1])], "Simulation", "", simulations[1].metadata.name)
+    if simulations:
+        sc.simulation = simulations[0]
+    _validate_simulation(sc)
+    _expand_pools(sc)
+    _explicit_node_gpus(sc)
+    _validate_objects(sc)
+    return sc
+
+
+def _duration(obj: Any, sc: Scenario, path: str, value: Optional[str], positive: bool = False) -> Optional[float]:
+    if value is None:
+        return None
+    try:
+        d = parse_duration(str(value))
+    except DurationError as e:
+        raise _err(obj, sc.source(obj), path, f'Invalid value: "{value}": {e}') from None
+    if d < 0 or (positive and d == 0):
+        raise _err(obj, sc.source(obj), path, f'Invalid value: "{value}": must be greater than 0')
+    return d
+
+
+def _validate_simulation(sc: Scenario) -> None:
+    sim = sc.simulation
+    if sim.spec.seed < 0:
+        raise _err(sim, sc.source(sim), "spec.seed", f'Invalid value: {sim.spec.seed}: must be greater than or equal to 0')
+    _duration(sim, sc, "spec.until", sim.spec.until, positive=True)
+    for f in dataclasses.fields(sim.spec.timing):
+        from .schema import json_name
+        _duration(sim, sc, f"spec.timing.{json_name(f)}", getattr(sim.spec.timing, f.name))
+    if sim.spec.kubernetes_version not in ("1.36",):
+        raise _err(sim, sc.source(sim), "spec.kubernetesVersion",
+                   f'Unsupported value: "{sim.spec.kubernetes_version}": supported values: "1.36"')
+
+
+def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = True) -> None:
+    try:
+        q = parse_quantity(value)
+    except QuantityError as e:
+        raise _err(obj, sc.source(obj), path, f'Invalid value: "{value}": {e}') from None
+    if q < 0 or (positive and q == 0):
+        raise _err(obj, sc.source(obj), path, f'Invalid value: "{value}": must be greater than 0')
+
+
+def _expand_pools(sc: Scenario) -> None:
+    from ..node.labels import pool_node
+    names = {n.metadata.name for n in sc.nodes}
+    for pool in sc.node_pools:
+        s, src = pool.spec, sc.source(pool)
+        if not 1 <= s.count <= MAX_POOL_NODES:
+            raise _err(pool, src, "spec.count", f"Invalid value: {s.count}: must be between 1 and {MAX_POOL_NODES}, inclusive")
+        _quantity(pool, sc, "spec.cpu", s.cpu)
+        _quantity(pool, sc, "spec.memory", s.memory)
+        if s.pods < 1:
+            raise _err(pool, src, "spec.pods", f"Invalid value: {s.pods}: must be greater than 0")
+        model = None
+        if s.gpu is not None:
+            if s.gpu.model not in CATALOG:
+                raise _err(pool, src, "spec.gpu.model", f'Unsupported value: "{s.gpu.model}": supported values: '
+                           + ", ".join(f'"{m}"' for m in CATALOG))
+            if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
+                raise _err(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
+            model = CATALOG[s.gpu.model]
+        for i, t in enumerate(s.taints):
+            _raise_all(pool, src, validate_taint(t, f"spec.taints[{i}]"))
+        for i in range(s.count):
+            node = pool_node(pool, i, model)
+            if node.metadata.name in names:
+                raise _err(pool, src, "metadata.name", f'node "{node.metadata.name}" already exists')
+            names.add(node.metadata.name)
+            sc.nodes.append(node)
+            sc.sources[id(node)] = src
+            if model is not None and s.gpu.count:
+                sc.gpus[node.metadata.name] = (model, s.gpu.count)
+
+
+def _explicit_node_gpus(sc: Scenario) -> None:
+    """A plain v1 Node with capacity nvidia.com/gpu: N gets N GPUs of the model named by its
+    nvidia.com/gpu.product label (a catalog name or product string)."""
+    by_product = {m.product: m for m in CATALOG.values()} | dict(CATALOG)
+    for node in sc.nodes:
+        src = sc.source(node)
+        for i, t in enumerate(node.spec.taints):
+            _raise_all(node, src, validate_taint(t, f"spec.taints[{i}]"))
+        for part in ("capacity", "allocatable"):
+            for res, v in getattr(node.status, part).items():
+                _quantity(node, sc, f"status.{part}[{res}]", v, positive=False)
+        if node.metadata.name in sc.gpus or NVIDIA_GPU not in node.status.capacity:
+            continue
+        count = parse_quantity(node.status.capacity[NVIDIA_GPU])
+        if count.denominator != 1 or not 0 < count <= MAX_GPUS_PER_NODE:
+            raise _err(node, src, f"status.capacity[{NVIDIA_GPU}]", f'Invalid value: "{node.status.capacity[NVIDIA_GPU]}": '
+                       f"must be an integer between 1 and {MAX_GPUS_PER_NODE}")
+        product = node.metadata.labels.get("nvidia.com/gpu.product")
+        if product not in by_product:
+            raise _err(node, src, "metadata.labels[nvidia.com/gpu.product]",
+                       f'Invalid value: "{product or ""}": a Node with {NVIDIA_GPU} capacity needs this label naming '
+                       "a GPU model: " + ", ".join(sorted(CATALOG)))
+        sc.gpus[node.metadata.name] = (by_product[product], int(count))
+
+
+def _validate_objects(sc: Scenario) -> None:
+    namespaces = set(BUILTIN_NAMESPACES) | {n.metadata.name for n in sc.namespaces}
+    classes = dict(SYSTEM_PRIORITY_CLASSES)
+    defaults = []
+    for pc in sc.priority_classes:
+        if pc.value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            raise _err(pc, sc.source(pc), "value", f"Invalid value: {pc.value}: maximum allowed value of a user "
+                       f"defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
+        if pc.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
+            raise _err(pc, sc.source(pc), "preemptionPolicy", f'Unsupported value: "{pc.preemption_policy}": '
+                       'supported values: "Never", "PreemptLowerPriority"')
+        classes[pc.metadata.name] = pc.value
+        if pc.global_default:
+            defaults.append(pc)
+    if len(defaults) > 1:
+        raise _err(defaults[1], sc.source(defaults[1]), "globalDefault", "Invalid value: true: "
+                   f'PriorityClass "{defaults[0].metadata.name}" is already marked as default. Only one default can exist')
+    nodes = {n.metadata.name for n in sc.nodes}
+    for obj in [*sc.pods, *sc.jobs, *sc.configmaps]:
+        if obj.metadata.namespace not in namespaces:
+            raise _err(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
+    for pod in sc.pods:
+        _raise_all(pod, sc.source(pod), validate_pod(pod))
+        _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
+    for job in sc.jobs:
+        _raise_all(job, sc.source(job), validate_job(job))
+        _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
+    for fault in sc.faults:
+        s, src = fault.spec, sc.source(fault)
+        if s.type not in FAULT_TYPES:
+            raise _err(fault, src, "spec.type", f'Unsupported value: "{s.type}": supported values: '
+                       + ", ".join(f'"{t}"' for t in FAULT_TYPES))
+        _duration(fault, sc, "spec.at", s.at)
+        _duration(fault, sc, "spec.downtime", s.downtime)
+        if s.node not in nodes:
+            raise _err(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+        if s.type == "XidError":
+            n_gpus = sc.gpus.get(s.node, (None, 0))[1]
+            if s.gpu is None:
+                raise _err(fault, src, "spec.gpu", "Required value: the index of the GPU that reports the XID")
+            if not 0 <= s.gpu < n_gpus:
+                raise _err(fault, src, "spec.gpu", f"Invalid value: {s.gpu}: node {s.node} has {n_gpus} GPU(s)")
+            if s.xid < 0:
+                raise _err(fault, src, "spec.xid", f"Invalid value: {s.xid}: must be greater than or equal to 0")
+        elif s.gpu is not None:
+            raise _err(fault, src, "spec.gpu", f"Forbidden: only XidError faults name a GPU")
+        if s.type in ("KubeletRestart", "DevicePluginCrash") and s.downtime is not None \
+                and parse_duration(s.downtime) == 0:
+            raise _err(fault, src, "spec.downtime", f'Invalid value: "{s.downtime}": must be greater than 0')
+        if s.type == "XidError" and s.downtime is not None:
+            raise _err(fault, src, "spec.downtime", "Forbidden: an XidError has no downtime; the device stays "
+                       "Unhealthy until the device plugin restarts")
+
+
+def _check_pod_refs(obj: Any, spec: Any, path: str, sc: Scenario, classes: dict[str, int], nodes: set[str]) -> None:
+    src = sc.source(obj)
+    if spec.priority_class_name and spec.priority_class_name not in classes:
+        # plugin/pkg/admission/priority: the Priority admission plugin's message.
+        raise _err(obj, src, f"{path}.priorityClassName", f"no PriorityClass with name {spec.priority_class_name} was found")
+    if spec.node_name and spec.node_name not in nodes:
+        raise _err(obj, src, f"{path}.nodeName", f'Not found: "{spec.node_name}": no such node in the scenario '
+                   "(a real cluster accepts it and the pod garbage collector deletes the pod)")

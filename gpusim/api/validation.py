@@ -1,0 +1,178 @@
+"""API validation of the objects gpusim reads (mirrors kubernetes pkg/apis/core/validation/validation.go
+and pkg/apis/batch/validation). Messages use upstream's field.Error formats:
+``<path>: Invalid value: "<v>": <detail>``, ``<path>: Required value: <detail>``,
+``<path>: Unsupported value: "<v>": supported values: ...``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .batch_v1 import Job
+from .core_v1 import Container, Pod, PodSpec, Taint, Toleration
+from .duration import DurationError, parse_duration
+from .quantity import QuantityError, parse_quantity
+from .resourcehelper import is_extended_resource_name, is_overcommit_allowed
+
+Errors = Iterator[tuple[str, str]]
+
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                         "'-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+                         "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+                     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+IS_NOT_INTEGER = "must be an integer"   # validation.go isNotIntegerErrorMsg
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+
+# gpusim's workload annotations (documented in README and DESIGN): name → parser kind.
+ANNOTATION_SUBMIT_AT = "gpusim.io/submit-at"
+ANNOTATION_DURATION = "gpusim.io/duration"
+ANNOTATION_GPU_MEMORY = "gpusim.io/gpu-memory"
+ANNOTATION_EXIT_CODE = "gpusim.io/exit-code"
+ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration",
+               ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_EXIT_CODE: "int"}
+
+
+def invalid(value: object, detail: str) -> str:
+    return f'Invalid value: "{value}": {detail}'
+
+
+def unsupported(value: object, supported: tuple[str, ...]) -> str:
+    return f'Unsupported value: "{value}": supported values: ' + ", ".join(f'"{s}"' for s in supported)
+
+
+def validate_name(name: str, path: str = "metadata.name", label: bool = False) -> Errors:
+    if not name:
+        yield path, "Required value: name or generateName is required"
+    elif label and not DNS1123_LABEL.match(name):
+        yield path, invalid(name, DNS1123_LABEL_MSG)
+    elif not DNS1123_SUBDOMAIN.match(name) or len(name) > 253:
+        yield path, invalid(name, DNS1123_SUBDOMAIN_MSG)
+
+
+def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
+    for key, value in sorted(annotations.items()):
+        if not key.startswith("gpusim.io/"):
+            continue
+        kind = ANNOTATIONS.get(key)
+        p = f"{path}[{key}]"
+        if kind is None:
+            yield p, invalid(key, "unknown gpusim annotation; known: " + ", ".join(sorted(ANNOTATIONS)))
+        elif kind == "duration":
+            try:
+                if parse_duration(str(value)) < 0:
+                    yield p, invalid(value, "must be greater than or equal to 0")
+            except DurationError as e:
+                yield p, invalid(value, str(e))
+        elif kind == "quantity":
+            try:
+                if parse_quantity(str(value)) < 0:
+                    yield p, invalid(value, "must be greater than or equal to 0")
+            except QuantityError as e:
+                yield p, invalid(value, str(e))
+        elif kind == "int":
+            if not re.fullmatch(r"[0-9]{1,3}", str(value)) or int(value) > 255:
+                yield p, invalid(value, "must be an integer in [0, 255]")
+
+
+def validate_resources(c: Container, path: str) -> Errors:
+    """validateResourceRequirements: quantities parse, are non-negative; extended resources are
+    integers, need a limit, and request must equal limit."""
+    parsed: dict[str, dict] = {"limits": {}, "requests": {}}
+    for part in ("limits", "requests"):
+        for name, raw in getattr(c.resources, part).items():
+            p = f"{path}.{part}[{name}]"
+            try:
+                q = parse_quantity(raw)
+            except QuantityError as e:
+                yield p, invalid(raw, str(e))
+                continue
+            if q < 0:
+                yield p, invalid(raw, "must be greater than or equal to 0")
+            elif is_extended_resource_name(name) and q.denominator != 1:
+                yield p, invalid(raw, IS_NOT_INTEGER)
+            parsed[part][name] = (raw, q)
+    for name, (raw, q) in parsed["requests"].items():
+        if name in parsed["limits"]:
+            lraw, lq = parsed["limits"][name]
+            if q != lq and not is_overcommit_allowed(name):
+                yield f"{path}.requests[{name}]", invalid(raw, f"must be equal to {name} limit of {lraw}")
+            elif q > lq:
+                yield f"{path}.requests[{name}]", invalid(raw, f"must be less than or equal to {name} limit of {lraw}")
+        elif not is_overcommit_allowed(name):
+            yield f"{path}.limits", "Required value: Limit must be set for non overcommitable resources"
+
+
+def validate_toleration(t: Toleration, path: str) -> Errors:
+    if t.operator not in ("", "Equal", "Exists"):
+        yield f"{path}.operator", unsupported(t.operator, ("Equal", "Exists"))
+    if t.operator == "Exists" and t.value:
+        yield f"{path}.operator", invalid(t.value, "value must be empty when `operator` is 'Exists'")
+    if t.effect and t.effect not in TAINT_EFFECTS:
+        yield f"{path}.effect", unsupported(t.effect, TAINT_EFFECTS)
+
+
+def validate_taint(t: Taint, path: str) -> Errors:
+    if t.effect not in TAINT_EFFECTS:
+        yield f"{path}.effect", unsupported(t.effect, TAINT_EFFECTS)
+
+
+def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
+    if not spec.containers:
+        yield f"{path}.containers", "Required value"
+    seen: set[str] = set()
+    for group, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, c in enumerate(containers):
+            cp = f"{path}.{group}[{i}]"
+            if not c.name:
+                yield f"{cp}.name", "Required value"
+            elif not DNS1123_LABEL.match(c.name):
+                yield f"{cp}.name", invalid(c.name, DNS1123_LABEL_MSG)
+            elif c.name in seen:
+                yield f"{cp}.name", f'Duplicate value: "{c.name}"'
+            seen.add(c.name)
+            yield from validate_resources(c, f"{cp}.resources")
+    if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
+        yield f"{path}.restartPolicy", unsupported(spec.restart_policy, RESTART_POLICIES)
+    for i, t in enumerate(spec.tolerations):
+        yield from validate_toleration(t, f"{path}.tolerations[{i}]")
+    if spec.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
+        yield f"{path}.preemptionPolicy", unsupported(spec.preemption_policy, ("Never", "PreemptLowerPriority"))
+    if spec.affinity and spec.affinity.node_affinity:
+        req = spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+        if req is not None and not req.node_selector_terms:
+            yield (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+                   "Required value: must have at least one node selector term")
+        for ti, term in enumerate(req.node_selector_terms if req else []):
+            for ri, r in enumerate(term.match_expressions):
+                rp = (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                      f"nodeSelectorTerms[{ti}].matchExpressions[{ri}]")
+                ops = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+                if r.operator not in ops:
+                    yield f"{rp}.operator", unsupported(r.operator, ops)
+                elif r.operator in ("In", "NotIn") and not r.values:
+                    yield f"{rp}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'"
+                elif r.operator in ("Exists", "DoesNotExist") and r.values:
+                    yield f"{rp}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+
+
+def validate_pod(pod: Pod) -> Errors:
+    yield from validate_annotations(pod.metadata.annotations, "metadata.annotations")
+    yield from validate_pod_spec(pod.spec, "spec")
+
+
+def validate_job(job: Job) -> Errors:
+    s = job.spec
+    for fld, v in (("parallelism", s.parallelism), ("completions", s.completions), ("backoffLimit", s.backoff_limit)):
+        if v is not None and v < 0:
+            yield f"spec.{fld}", invalid(v, "must be greater than or equal to 0")
+    yield from validate_annotations(job.metadata.annotations, "metadata.annotations")
+    yield from validate_annotations(s.template.metadata.annotations, "spec.template.metadata.annotations")
+    yield from validate_pod_spec(s.template.spec, "spec.template.spec")
+    if s.template.spec.restart_policy not in ("OnFailure", "Never"):
+        yield "spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"'

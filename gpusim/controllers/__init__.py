@@ -1,0 +1,1 @@
+"""Workload and node controllers (kube-controller-manager's share of the simulation)."""

@@ -1,0 +1,160 @@
+"""batch/v1 Job controller (mirrors kubernetes pkg/controller/job/job_controller.go).
+
+Creates pods for ``parallelism`` up to ``completions`` (NonIndexed), named ``<job>-<5 chars>``
+with apimachinery's random alphabet; honours ``suspend``; replaces failed pods with the
+controller's exponential back-off until ``backoffLimit`` failures; then marks the Job
+SuccessCriteriaMet → Complete, or FailureTarget → Failed (BackoffLimitExceeded).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Generator
+
+from ..api.batch_v1 import Job, JobCondition
+from ..api.core_v1 import Pod
+from ..api.meta import ObjectMeta, OwnerReference
+from ..controlplane.apiserver import DELETED
+from ..controlplane.context import Context
+from ..controlplane.events import NORMAL, WARNING
+
+# k8s.io/apimachinery/pkg/util/rand: the alphabet of generateName suffixes
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+DEFAULT_BACKOFF_LIMIT = 6
+DEFAULT_JOB_POD_FAILURE_BACKOFF = 10.0     # job_controller.go DefaultJobPodFailureBackOff
+MAX_JOB_POD_FAILURE_BACKOFF = 600.0        # MaxJobPodFailureBackOff (10 minutes)
+SOURCE = "job-controller"
+
+
+def random_suffix(rng, n: int = 5) -> str:
+    return "".join(rng.choice(ALPHANUMS) for _ in range(n))
+
+
+class JobController:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.jobs: dict[str, Job] = {}
+        self._pods = ctx.api.watch("Pod")
+        self._jobs = ctx.api.watch("Job")
+        self._counted: set[str] = set()
+        ctx.env.process(self._job_loop())
+        ctx.env.process(self._pod_loop())
+
+    def _job_loop(self) -> Generator:
+        while True:
+            ev = yield self._jobs.get()
+            job = ev.obj
+            if ev.type == DELETED:
+                self.jobs.pop(job.metadata.uid, None)
+                continue
+            self.jobs[job.metadata.uid] = job
+            self.sync(job)
+
+    def _pod_loop(self) -> Generator:
+        while True:
+            ev = yield self._pods.get()
+            pod = ev.obj
+            owner = next((o for o in pod.metadata.owner_references if o.kind == "Job" and o.controller), None)
+            if owner is None or owner.uid not in self.jobs:
+                continue
+            job = self.jobs[owner.uid]
+            uid = pod.metadata.uid
+            gone = ev.type == DELETED or pod.metadata.deletion_timestamp is not None
+            if uid not in self._counted and (pod.status.phase in ("Succeeded", "Failed") or gone):
+                self._counted.add(uid)
+                if pod.status.phase == "Succeeded":
+                    job.status.succeeded += 1
+                else:
+                    job.status.failed += 1
+            self.sync(job)
+
+    def _pods_of(self, job: Job) -> list[Pod]:
+        return self.ctx.api.list("Pod", lambda p: any(o.uid == job.metadata.uid for o in p.metadata.owner_references))
+
+    def _finished(self, job: Job) -> bool:
+        return any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)
+
+    def sync(self, job: Job) -> None:
+        ctx = self.ctx
+        if self._finished(job):
+            return
+        spec = job.spec
+        if job.status.start_time is None and not spec.suspend:
+            job.status.start_time = ctx.now
+        pods = self._pods_of(job)
+        active = [p for p in pods if p.status.phase not in ("Succeeded", "Failed") and p.metadata.deletion_timestamp is None]
+        job.status.active = len(active)
+        job.status.ready = sum(1 for p in active if p.status.phase == "Running")
+        completions = spec.completions if spec.completions is not None else None
+        parallelism = spec.parallelism if spec.parallelism is not None else 1
+        backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
+        if job.status.failed > backoff_limit:
+            for p in active:
+                ctx.api.delete(p)
+            self._finish(job, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+            return
+        done = (completions is not None and job.status.succeeded >= completions) or \
+               (completions is None and job.status.succeeded > 0 and not active)
+        if done:
+            self._finish(job, "Complete", "CompletionsReached", "Reached expected number of succeeded pods")
+            return
+        if spec.suspend:
+            for p in active:
+                ctx.api.delete(p)
+            return
+        want = parallelism
+        if completions is not None:
+            want = min(parallelism, completions - job.status.succeeded)
+        elif job.status.succeeded > 0:
+            want = 0
+        missing = want - len(active)
+        if missing <= 0:
+            return
+        delay = 0.0
+        if job.status.failed:
+            delay = min(DEFAULT_JOB_POD_FAILURE_BACKOFF * 2 ** (job.status.failed - 1), MAX_JOB_POD_FAILURE_BACKOFF)
+            last = max((p.status.container_statuses[0].state.terminated.finished_at
+                        for p in pods if p.status.phase == "Failed" and p.status.container_statuses
+                        and p.status.container_statuses[0].state.terminated), default=None)
+            since = ctx.now - last if last is not None else delay
+            if since < delay:
+                if not getattr(job, "_requeued", False):
+                    job._requeued = True
+                    t = ctx.env.timeout(delay - since)
+                    t.callbacks.append(lambda _e, j=job: (setattr(j, "_requeued", False), self.sync(j)))
+                return
+        for _ in range(missing):
+            self._create_pod(job)
+        job.status.active = len(active) + missing
+        ctx.api.update(job)
+
+    def _create_pod(self, job: Job) -> None:
+        ctx = self.ctx
+        tmpl = copy.deepcopy(job.spec.template)
+        while True:
+            name = f"{job.metadata.name}-{random_suffix(ctx.rng)}"
+            if ctx.api.get("Pod", job.metadata.namespace, name) is None:
+                break
+        labels = dict(tmpl.metadata.labels)
+        labels.update({"batch.kubernetes.io/controller-uid": job.metadata.uid, "batch.kubernetes.io/job-name":
+                       job.metadata.name, "controller-uid": job.metadata.uid, "job-name": job.metadata.name})
+        meta = ObjectMeta(name=name, namespace=job.metadata.namespace, labels=labels,
+                          annotations=dict(tmpl.metadata.annotations),
+                          owner_references=[OwnerReference("batch/v1", "Job", job.metadata.name, job.metadata.uid,
+                                                           True, True)])
+        pod = Pod(metadata=meta, spec=tmpl.spec)
+        ctx.api.create(pod)
+        ctx.event(job, NORMAL, "SuccessfulCreate", f"Created pod: {name}", SOURCE)
+
+    def _finish(self, job: Job, ctype: str, reason: str, message: str) -> None:
+        ctx = self.ctx
+        interim = "SuccessCriteriaMet" if ctype == "Complete" else "FailureTarget"
+        job.status.conditions.append(JobCondition(interim, "True", reason, message, ctx.now, ctx.now))
+        job.status.conditions.append(JobCondition(ctype, "True", reason, message, ctx.now, ctx.now))
+        job.status.active = 0
+        job.status.ready = 0
+        if ctype == "Complete":
+            job.status.completion_time = ctx.now
+            ctx.event(job, NORMAL, "Completed", "Job completed", SOURCE)
+        else:
+            ctx.event(job, WARNING, reason, message, SOURCE)
+        ctx.api.update(job)

@@ -1,0 +1,1 @@
+"""Control plane: apiserver store with watches, event recorder, trace, and the simulation."""

@@ -1,0 +1,115 @@
+"""An apiserver-like object store (mirrors k8s.io/apiserver's registry + watch cache, much reduced).
+
+Objects are kept by kind and namespace/name, get a uid, a resourceVersion and a creation time, and
+every change is pushed to watchers as a ``WatchEvent`` on a simpy Store, which the watching
+component consumes in its own process: components never call each other, only the store.
+"""
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+
+import simpy
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+
+@dataclass
+class WatchEvent:
+    type: str
+    obj: Any
+
+
+class NotFound(KeyError):
+    pass
+
+
+class AlreadyExists(ValueError):
+    pass
+
+
+def key_of(obj: Any) -> tuple[str, str]:
+    return obj.metadata.namespace or "", obj.metadata.name
+
+
+class APIServer:
+    """Store with create/update/delete, resourceVersion and watch streams."""
+
+    def __init__(self, env: simpy.Environment, rng: random.Random):
+        self.env = env
+        self.rng = rng
+        self._objects: dict[str, dict[tuple[str, str], Any]] = {}
+        self._watchers: dict[str, list[simpy.Store]] = {}
+        self._node_pod_watchers: dict[str, list[simpy.Store]] = {}
+        self._rv = 0
+        self.admission: dict[str, Callable[[Any], None]] = {}   # kind → mutating admission
+
+    def new_uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def _bump(self, obj: Any) -> None:
+        self._rv += 1
+        obj.metadata.resource_version = str(self._rv)
+
+    def _notify(self, kind: str, ev: WatchEvent) -> None:
+        for store in self._watchers.get(kind, ()):
+            store.put(ev)
+        if kind == "Pod":
+            node = ev.obj.spec.node_name
+            for store in self._node_pod_watchers.get(node, ()) if node else ():
+                store.put(ev)
+
+    def create(self, obj: Any) -> Any:
+        objs = self._objects.setdefault(obj.kind, {})
+        k = key_of(obj)
+        if k in objs:
+            raise AlreadyExists(f'{obj.kind.lower()}s "{obj.metadata.name}" already exists')
+        if obj.kind in self.admission:
+            self.admission[obj.kind](obj)
+        obj.metadata.uid = obj.metadata.uid or self.new_uid()
+        if obj.metadata.creation_timestamp is None:
+            obj.metadata.creation_timestamp = self.env.now
+        self._bump(obj)
+        objs[k] = obj
+        self._notify(obj.kind, WatchEvent(ADDED, obj))
+        return obj
+
+    def update(self, obj: Any) -> Any:
+        if key_of(obj) not in self._objects.get(obj.kind, {}):
+            raise NotFound(f'{obj.kind.lower()}s "{obj.metadata.name}" not found')
+        self._bump(obj)
+        self._notify(obj.kind, WatchEvent(MODIFIED, obj))
+        return obj
+
+    def delete(self, obj: Any) -> None:
+        objs = self._objects.get(obj.kind, {})
+        if objs.pop(key_of(obj), None) is None:
+            raise NotFound(f'{obj.kind.lower()}s "{obj.metadata.name}" not found')
+        self._bump(obj)
+        self._notify(obj.kind, WatchEvent(DELETED, obj))
+
+    def get(self, kind: str, namespace: str, name: str) -> Optional[Any]:
+        return self._objects.get(kind, {}).get((namespace or "", name))
+
+    def list(self, kind: str, where: Optional[Callable[[Any], bool]] = None) -> list[Any]:
+        objs = self._objects.get(kind, {}).values()
+        return [o for o in objs if where is None or where(o)]
+
+    def kinds(self) -> Iterator[str]:
+        return iter(self._objects)
+
+    def watch(self, kind: str) -> simpy.Store:
+        """A stream of WatchEvents for ``kind``; existing objects are replayed as ADDED first."""
+        store = simpy.Store(self.env)
+        for obj in self._objects.get(kind, {}).values():
+            store.put(WatchEvent(ADDED, obj))
+        self._watchers.setdefault(kind, []).append(store)
+        return store
+
+    def watch_node_pods(self, node: str) -> simpy.Store:
+        """Pods with ``spec.nodeName=<node>`` (a field-selector watch, as the kubelet's pod source uses)."""
+        store = simpy.Store(self.env)
+        self._node_pod_watchers.setdefault(node, []).append(store)
+        return store

@@ -1,0 +1,79 @@
+"""What every component of one simulation shares: clock, apiserver, recorder, trace, seeded RNG, timing."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import simpy
+
+from .apiserver import APIServer
+from .events import EventRecorder
+from .trace import Trace
+
+
+@dataclass
+class Timing:
+    """Resolved latencies in seconds (see gpusim.api.gpusim_v1alpha1.Timing for the YAML names).
+
+    - grpc_latency: one kubelet ↔ device-plugin RPC (unix-socket gRPC: sub-millisecond upstream).
+    - container_start: admission → containers running (image present; sandbox + create + start).
+    - node_status_update_frequency: kubelet --node-status-update-frequency, upstream default 10s.
+    - device_plugin_restart_delay: the NVIDIA plugin sees kubelet.sock re-created (fsnotify) and restarts
+      its gRPC servers; this is how long until it calls Register again.
+    """
+
+    grpc_latency: float = 0.001
+    container_start: float = 1.0
+    node_status_update_frequency: float = 10.0
+    device_plugin_restart_delay: float = 5.0
+
+
+@dataclass
+class Holding:
+    """A device held by a pod on a node over [start, end) (end None = still held)."""
+
+    node: str
+    resource: str
+    device: str
+    namespace: str
+    pod: str
+    start: float
+    end: float | None = None
+
+
+@dataclass
+class Context:
+    env: simpy.Environment
+    api: APIServer
+    recorder: EventRecorder
+    trace: Trace
+    rng: random.Random
+    timing: Timing = field(default_factory=Timing)
+    daemon_pending: list[int] = field(default_factory=lambda: [0])
+    holdings: list[Holding] = field(default_factory=list)
+    _open: dict = field(default_factory=dict, repr=False)
+
+    def hold(self, node: str, resource: str, device: str, pod) -> None:
+        key = (node, device, pod.metadata.uid)
+        if key not in self._open:
+            h = Holding(node, resource, device, pod.metadata.namespace, pod.metadata.name, self.env.now)
+            self._open[key] = h
+            self.holdings.append(h)
+
+    def release(self, pod) -> None:
+        for key in [k for k in self._open if k[2] == pod.metadata.uid]:
+            self._open.pop(key).end = self.env.now
+
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def event(self, obj, type_: str, reason: str, message: str, source: str) -> None:
+        self.recorder.record(self.env.now, obj, type_, reason, message, source)
+
+    def daemon_timeout(self, delay: float) -> simpy.Timeout:
+        """A timer of periodic housekeeping: the simulation may end while only such timers remain."""
+        self.daemon_pending[0] += 1
+        t = self.env.timeout(delay)
+        t.callbacks.append(lambda _e: self.daemon_pending.__setitem__(0, self.daemon_pending[0] - 1))
+        return t

@@ -1,0 +1,160 @@
+"""The simulation: builds every component from a scenario on one simpy clock and runs it.
+
+Node components bootstrap at t=0 before any workload is submitted (the cluster is up when the
+scenario starts): each device plugin registers and the kubelet posts its first node status.
+Without ``until`` the run ends when nothing but periodic housekeeping remains to happen.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from dataclasses import dataclass, fields
+from typing import Any, Generator, Optional
+
+import simpy
+
+from ..api.duration import parse_duration
+from ..api.scenario import Scenario
+from ..api.scheduling_v1 import SYSTEM_PRIORITY_CLASSES
+from ..api.validation import ANNOTATION_SUBMIT_AT
+from ..controllers.job import JobController
+from ..controllers.nodelifecycle import NodeLifecycleController
+from ..node.deviceplugin import NvidiaDevicePlugin
+from ..node.kubelet import Kubelet
+from ..scheduler.scheduler import Scheduler
+from .admission import admit_pod
+from .apiserver import APIServer
+from .context import Context, Timing
+from .events import EventRecorder
+from .trace import Trace
+
+DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
+
+
+def gpu_uuids(rng: random.Random, n: int) -> list[str]:
+    """GPU UUIDs as NVML prints them (GPU-xxxxxxxx-...), drawn from the simulation's seed."""
+    return ["GPU-" + str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n)]
+
+
+@dataclass
+class Result:
+    """What a run leaves behind; views and the CLI read it."""
+
+    scenario: Scenario
+    ctx: Context
+    scheduler: Scheduler
+    kubelets: dict[str, Kubelet]
+    end: float
+
+    @property
+    def api(self) -> APIServer:
+        return self.ctx.api
+
+    @property
+    def events(self):
+        return self.ctx.recorder
+
+    @property
+    def trace(self) -> Trace:
+        return self.ctx.trace
+
+    def pods(self) -> list:
+        return sorted(self.api.list("Pod"), key=lambda p: (p.metadata.namespace, p.metadata.name))
+
+    def pod(self, name: str, namespace: str = "default"):
+        return self.api.get("Pod", namespace, name)
+
+    def nodes(self) -> list:
+        return sorted(self.api.list("Node"), key=lambda n: n.metadata.name)
+
+    def jobs(self) -> list:
+        return sorted(self.api.list("Job"), key=lambda j: (j.metadata.namespace, j.metadata.name))
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, seed: Optional[int] = None, until: Optional[float] = None):
+        self.scenario = sc = copy.deepcopy(scenario)
+        spec = sc.simulation.spec
+        self.seed = spec.seed if seed is None else seed
+        self.until = until if until is not None else (parse_duration(spec.until) if spec.until else None)
+        timing = Timing(**{f.name: parse_duration(getattr(spec.timing, f.name)) for f in fields(spec.timing)})
+        env = simpy.Environment()
+        rng = random.Random(self.seed)
+        self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
+        classes = {pc.metadata.name: pc for pc in sc.priority_classes}
+        ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
+        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps]:
+            ctx.api.create(obj)
+        self.kubelets: dict[str, Kubelet] = {}
+        for node in sc.nodes:
+            ctx.api.create(node)
+            plugin = None
+            if node.metadata.name in sc.gpus:
+                model, count = sc.gpus[node.metadata.name]
+                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, gpu_uuids(rng, count), ctx.trace)
+            self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
+        self.scheduler = Scheduler(ctx)
+        self.jobs = JobController(ctx)
+        self.node_lifecycle = NodeLifecycleController(ctx)
+        # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.
+        for kl in self.kubelets.values():
+            kl.channel.latency = 0.0
+            kl.start()
+        while env.peek() == 0:
+            env.step()
+        for kl in self.kubelets.values():
+            kl.post_node_status()
+            kl.channel.latency = timing.grpc_latency
+        for obj in [*sc.pods, *sc.jobs]:
+            env.process(self._submit(obj))
+        for fault in sc.faults:
+            env.process(self._fault(fault))
+
+    def _submit(self, obj: Any) -> Generator:
+        at = parse_duration(obj.metadata.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
+        if at:
+            yield self.ctx.env.timeout(at)
+        self.ctx.api.create(obj)
+
+    def _fault(self, fault: Any) -> Generator:
+        s, ctx = fault.spec, self.ctx
+        yield ctx.env.timeout(parse_duration(s.at))
+        kl = self.kubelets[s.node]
+        downtime = parse_duration(s.downtime) if s.downtime else DEFAULT_DOWNTIME.get(s.type)
+        ctx.trace.add(ctx.now, "gpusim", f"fault.{s.type}", f"Node {s.node}", "Injected",
+                      **({"gpu": s.gpu, "xid": s.xid} if s.type == "XidError" else {"downtime": downtime}))
+        if kl.node_down:
+            return
+        if s.type == "KubeletRestart":
+            kl.stop("stopped (KubeletRestart)")
+            yield ctx.env.timeout(downtime)
+            kl.start()
+        elif s.type == "DevicePluginCrash":
+            yield from kl.restart_plugin(downtime)
+        elif s.type == "XidError":
+            if kl.plugin is not None:
+                kl.plugin.xid_event(s.gpu, s.xid)
+        elif s.type == "NodeDown":
+            kl.power_off()
+            self.node_lifecycle.node_stopped_posting(s.node)
+
+    def run(self) -> Result:
+        env, ctx = self.ctx.env, self.ctx
+        if self.until is not None:
+            env.run(until=self.until)
+        else:
+            # Stop when only daemon timers (periodic housekeeping) remain; simpy keeps its
+            # schedule in Environment._queue.
+            while env._queue and len(env._queue) > ctx.daemon_pending[0]:
+                env.step()
+        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now)
+
+
+def run(*paths: str, seed: Optional[int] = None, until: Optional[str | float] = None,
+        text: Optional[str] = None) -> Result:
+    """Load and run a scenario from files (and/or YAML ``text``)."""
+    from ..api.scenario import load
+    sc = load(paths, [("<text>", text)] if text else [])
+    u = parse_duration(until) if isinstance(until, str) else until
+    return Simulation(sc, seed=seed, until=u).run()

@@ -1,0 +1,30 @@
+"""Trace: one record per extension-point call, RPC or controller step, naming the upstream
+function it mirrors (SimPy's monitoring guide: record, don't drive)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TraceRecord:
+    time: float
+    component: str       # e.g. "kubelet/a100-0", "nvidia-device-plugin/a100-0", "default-scheduler"
+    function: str        # upstream function, e.g. "devicemanager.(*ManagerImpl).Allocate"
+    object: str          # "Pod default/train-0", "Node a100-0", ...
+    result: str          # "Success", an error message, ...
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    records: list[TraceRecord] = field(default_factory=list)
+    enabled: bool = True
+
+    def add(self, time: float, component: str, function: str, obj: str, result: str = "Success",
+            **details: Any) -> None:
+        if self.enabled:
+            self.records.append(TraceRecord(time, component, function, obj, result, details))
+
+    def for_object(self, obj: str) -> list[TraceRecord]:
+        return [r for r in self.records if r.object == obj]

@@ -1,0 +1,52 @@
+"""GPU catalog: memory, SMs, compute capability, MIG support, NVLink.
+
+Values follow NVIDIA's product specifications; ``product`` is the NVML name as GPU Feature
+Discovery writes it into ``nvidia.com/gpu.product`` (spaces → ``-``; k8s-device-plugin
+``internal/lm/resource.go``), ``memory_mib`` what GFD writes into ``nvidia.com/gpu.memory``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GPUModel:
+    name: str              # the name a NodePool uses
+    product: str           # nvidia.com/gpu.product
+    memory_mib: int        # nvidia.com/gpu.memory
+    sms: int
+    compute: tuple[int, int]
+    mig_capable: bool
+    nvlink_generation: int  # 0 = none
+    nvlink_links: int
+
+    @property
+    def family(self) -> str:
+        """GFD's ``nvidia.com/gpu.family`` from the compute capability (internal/lm/resource.go)."""
+        major, minor = self.compute
+        if major == 7:
+            return "volta" if minor < 5 else "turing"
+        if major == 8:
+            return "ada-lovelace" if minor == 9 else "ampere"
+        return {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper",
+                10: "blackwell", 12: "blackwell", 13: "rubin"}.get(major, "undefined")
+
+
+CATALOG: dict[str, GPUModel] = {m.name: m for m in [
+    GPUModel("A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB", 40960, 108, (8, 0), True, 3, 12),
+    GPUModel("A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", 81920, 108, (8, 0), True, 3, 12),
+    GPUModel("A30-24GB", "NVIDIA-A30", 24576, 56, (8, 0), True, 3, 4),
+    GPUModel("H100-SXM5-80GB", "NVIDIA-H100-80GB-HBM3", 81559, 132, (9, 0), True, 4, 18),
+    GPUModel("H200-141GB", "NVIDIA-H200", 143771, 132, (9, 0), True, 4, 18),
+    GPUModel("L40S", "NVIDIA-L40S", 46068, 142, (8, 9), False, 0, 0),
+    GPUModel("T4", "Tesla-T4", 15360, 40, (7, 5), False, 0, 0),
+    GPUModel("V100-SXM2-32GB", "Tesla-V100-SXM2-32GB", 32768, 80, (7, 0), False, 2, 6),
+]}
+
+
+def gpu_model(name: str) -> GPUModel:
+    """Look up a model; KeyError lists the known names."""
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise KeyError(f'unknown GPU model "{name}"; known models: {", ".join(sorted(CATALOG))}') from None

@@ -1,0 +1,1 @@
+"""Per-node components: kubelet (device manager, admission, pod lifecycle), NVIDIA device plugin."""

@@ -1,0 +1,34 @@
+"""The device manager checkpoint (mirrors kubernetes pkg/kubelet/cm/devicemanager/checkpoint).
+
+Kept on the node's "disk" (a dict that survives a kubelet restart) as the JSON shape of
+/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint: PodDeviceEntries and the healthy
+RegisteredDevices. DeviceIDs map NUMA node → IDs, with "-1" for "no topology".
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+CHECKPOINT_FILE = "kubelet_internal_checkpoint"   # devicemanager/types.go kubeletDeviceManagerCheckpoint
+
+
+def write(disk: dict[str, Any], pod_devices: dict, healthy: dict[str, set[str]]) -> None:
+    entries = []
+    for pod_uid in sorted(pod_devices):
+        for cname in sorted(pod_devices[pod_uid]):
+            for res in sorted(pod_devices[pod_uid][cname]):
+                ids, resp = pod_devices[pod_uid][cname][res]
+                entries.append({"PodUID": pod_uid, "ContainerName": cname, "ResourceName": res,
+                                "DeviceIDs": {"-1": list(ids)}, "AllocResp": copy.deepcopy(resp)})
+    disk[CHECKPOINT_FILE] = {"Data": {"PodDeviceEntries": entries,
+                                      "RegisteredDevices": {r: sorted(ids) for r, ids in sorted(healthy.items())}}}
+
+
+def read(disk: dict[str, Any]) -> tuple[dict, list[str]]:
+    """→ (pod_devices, registered resource names). Missing file → empty."""
+    data = disk.get(CHECKPOINT_FILE, {}).get("Data", {})
+    pod_devices: dict = {}
+    for e in data.get("PodDeviceEntries", []):
+        ids = [i for group in e["DeviceIDs"].values() for i in group]
+        pod_devices.setdefault(e["PodUID"], {}).setdefault(e["ContainerName"], {})[e["ResourceName"]] = (ids, e["AllocResp"])
+    return pod_devices, list(data.get("RegisteredDevices", {}))

@@ -1,0 +1,411 @@
+"""The kubelet of one node (mirrors kubernetes pkg/kubelet: kubelet.go HandlePodAdditions and
+canAdmitPod, lifecycle/predicate.go, status manager, nodestatus setters, kuberuntime events).
+
+Admission runs the handlers in upstream's order — allocate-resources (device manager ``Allocate``
+per init container, then per app container) then the predicate handler (``UpdatePluginResources``
+and GeneralPredicates). A rejected pod ends ``Failed`` with the reason and ``Pod was rejected: ``
+message. Node status reaches the apiserver on the status period, so the scheduler may act on
+stale allocatable, as in a real cluster.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Generator, Optional
+
+import simpy
+
+from ..api.core_v1 import (NVIDIA_GPU, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+                           ContainerStateWaiting, ContainerStatus, NodeCondition, Pod, PodCondition)
+from ..api.duration import parse_duration
+from ..api.quantity import format_quantity, parse_quantity
+from ..api.resourcehelper import is_extended_resource_name, pod_requests
+from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
+from ..controlplane.apiserver import ADDED, DELETED
+from ..controlplane.context import Context
+from ..controlplane.events import NORMAL, WARNING
+from .deviceplugin import NvidiaDevicePlugin
+from .devicemanager import AllocateError, DeviceManager
+from .grpc import Channel, RpcError
+from .runtime import ContainerRecord, Runtime
+
+# kubelet/events/event.go and kuberuntime messages
+PULLED, CREATED, STARTED = "Pulled", "Created", "Started"
+# pkg/kubelet/cm/admission/errors.go ErrorReasonUnexpected
+UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
+# pkg/kubelet/container/helpers.go: back-off for restarting containers
+CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
+
+
+def set_condition(conds: list, ctype: str, status: str, now: float, reason: str = "", message: str = "") -> None:
+    c = next((c for c in conds if c.type == ctype), None)
+    if c is None:
+        conds.append(PodCondition(ctype, status, reason, message, now))
+    elif (c.status, c.reason, c.message) != (status, reason, message):
+        if c.status != status:
+            c.last_transition_time = now
+        c.status, c.reason, c.message = status, reason, message
+
+
+class Kubelet:
+    def __init__(self, ctx: Context, node_name: str, plugin: Optional[NvidiaDevicePlugin]):
+        self.ctx, self.node_name, self.plugin = ctx, node_name, plugin
+        self.component = f"kubelet/{node_name}"
+        self.source = "kubelet"
+        self.channel = Channel(ctx.env, ctx.timing.grpc_latency, ctx.trace)
+        self.disk: dict = {}                 # survives kubelet restarts (checkpoint lives here)
+        self.runtime = Runtime(ctx.env)      # survives kubelet restarts (containerd)
+        self.up = False
+        self.node_down = False
+        self.started_at = 0.0
+        self.dm: Optional[DeviceManager] = None
+        self.active: dict[str, Pod] = {}     # admitted, not terminated
+        self.known: set[str] = set()         # pod UIDs the kubelet has seen
+        self.restarts: dict[str, int] = {}
+        self._adds: simpy.Store = simpy.Store(ctx.env)
+        self._status_post: Optional[simpy.Event] = None
+        self._pending_exits: list[ContainerRecord] = []
+        self._generation = 0
+        self.watch = ctx.api.watch_node_pods(node_name)
+        ctx.env.process(self._watch_loop())
+        ctx.env.process(self._admission_loop())
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Kubelet start: device manager from checkpoint, immediate node status, pods re-admitted."""
+        ctx = self.ctx
+        self.up, self.started_at = True, ctx.now
+        self._generation += 1
+        restarted = bool(self.disk)
+        self.dm = DeviceManager(ctx.env, self.node_name, self.channel, ctx.trace, self.disk, self._capacity_changed)
+        ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).Run", f"Node {self.node_name}", "Success",
+                      restarted=restarted)
+        if restarted:
+            self.dm.restore_checkpoint()
+            self.dm.sources_ready = False
+        self.post_node_status()
+        if restarted:
+            pods = sorted(ctx.api.list("Pod", lambda p: p.spec.node_name == self.node_name),
+                          key=lambda p: (p.metadata.creation_timestamp, p.metadata.name))
+            for rec in self._pending_exits:
+                self._container_exited(rec)
+            self._pending_exits.clear()
+            self.active.clear()
+            for pod in pods:
+                if pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None:
+                    self.known.add(pod.metadata.uid)
+                    self._adds.put(pod)
+            self._adds.put("sources-ready")
+        if self.plugin is not None:
+            if restarted:
+                ctx.env.process(self._plugin_reregisters())
+            elif not self.plugin.running:
+                self.plugin.start(self.dm)
+
+    def _plugin_reregisters(self) -> Generator:
+        """NVIDIA plugin: 'inotify: /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.'"""
+        gen = self._generation
+        yield self.ctx.env.timeout(self.ctx.timing.device_plugin_restart_delay)
+        if self.up and gen == self._generation and self.plugin is not None:
+            self.ctx.trace.add(self.ctx.now, self.plugin.component, "main.startPlugins", f"Node {self.node_name}",
+                               "inotify: /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.")
+            self.plugin.running = False
+            self.plugin.start(self.dm)
+
+    def stop(self, reason: str) -> None:
+        """The kubelet process exits; containers keep running; the plugin's stream breaks."""
+        self.up = False
+        self._generation += 1
+        self.ctx.trace.add(self.ctx.now, self.component, "kubelet.(*Kubelet).Run", f"Node {self.node_name}", reason)
+        if self.plugin is not None:
+            self.plugin._stream = None
+        self.dm = None
+
+    def power_off(self) -> None:
+        self.stop("node down")
+        self.node_down = True
+        self.runtime.kill_all()
+        if self.plugin is not None:
+            self.plugin.running = False
+
+    def restart_plugin(self, downtime: float) -> Generator:
+        """DevicePluginCrash: the plugin's stream ends; its DaemonSet pod comes back after ``downtime``."""
+        if self.plugin is None:
+            return
+        self.plugin.stop("crashed")
+        yield self.ctx.env.timeout(downtime)
+        if self.up and self.plugin is not None and not self.plugin.running:
+            self.plugin.start(self.dm)
+
+    # --- node status -----------------------------------------------------------------------------------
+    def _capacity_changed(self) -> None:
+        if self._status_post is None and self.up:
+            period = self.ctx.timing.node_status_update_frequency
+            elapsed = self.ctx.now - self.started_at
+            next_tick = self.started_at + math.ceil(elapsed / period + 1e-9) * period if period else self.ctx.now
+            self._status_post = self.ctx.env.timeout(max(0.0, next_tick - self.ctx.now))
+            gen = self._generation
+            def post(_e, gen=gen):
+                self._status_post = None
+                if self.up and gen == self._generation:
+                    self.post_node_status()
+            self._status_post.callbacks.append(post)
+
+    def post_node_status(self) -> None:
+        """nodestatus.MachineInfo + ReadyCondition: capacity/allocatable with device-plugin resources."""
+        node = self.ctx.api.get("Node", "", self.node_name)
+        if node is None or self.dm is None:
+            return
+        cap, alloc, removed = self.dm.get_capacity()
+        new_cap = {k: v for k, v in node.status.capacity.items() if not is_extended_resource_name(k)}
+        new_alloc = {k: v for k, v in node.status.allocatable.items() if not is_extended_resource_name(k)}
+        for res in sorted(cap):
+            new_cap[res], new_alloc[res] = str(cap[res]), str(alloc[res])
+        for res in removed:   # a resource the plugin once managed is written as 0, not dropped
+            new_cap[res], new_alloc[res] = "0", "0"
+        for res, q in node.status.capacity.items():   # cluster-level extended resources stay
+            if is_extended_resource_name(res) and res not in new_cap and not self.dm.is_device_plugin_resource(res) \
+                    and res not in removed and res != NVIDIA_GPU:
+                new_cap[res], new_alloc[res] = q, node.status.allocatable.get(res, q)
+        ready = node.status.condition("Ready")
+        changed = (new_cap != node.status.capacity or new_alloc != node.status.allocatable or ready is None
+                   or ready.status != "True")
+        if not changed:
+            return
+        node.status.capacity, node.status.allocatable = new_cap, new_alloc
+        if ready is None:
+            ready = NodeCondition("Ready", "True", "KubeletReady", "kubelet is posting ready status",
+                                  self.ctx.now, self.ctx.now)
+            node.status.conditions.append(ready)
+        elif ready.status != "True":
+            ready.status, ready.reason, ready.message = "True", "KubeletReady", "kubelet is posting ready status"
+            ready.last_transition_time = self.ctx.now
+        ready.last_heartbeat_time = self.ctx.now
+        self.ctx.trace.add(self.ctx.now, self.component, "kubelet.(*Kubelet).syncNodeStatus", f"Node {self.node_name}",
+                           "Success", allocatable={k: v for k, v in new_alloc.items() if "/" in k})
+        self.ctx.api.update(node)
+
+    # --- pod sources -------------------------------------------------------------------------------------
+    def _watch_loop(self) -> Generator:
+        while True:
+            ev = yield self.watch.get()
+            pod = ev.obj
+            if ev.type == DELETED:
+                continue
+            if not self.up or pod.metadata.uid in self.known:
+                continue
+            if pod.status.phase in ("Succeeded", "Failed"):
+                continue
+            self.known.add(pod.metadata.uid)
+            self._adds.put(pod)
+
+    def _admission_loop(self) -> Generator:
+        """HandlePodAdditions: pods are admitted one at a time, in arrival order."""
+        while True:
+            item = yield self._adds.get()
+            if item == "sources-ready":
+                if self.dm is not None:
+                    self.dm.sources_ready = True
+                continue
+            if not self.up or self.dm is None:
+                continue
+            yield from self._admit(item)
+
+    def _admit(self, pod: Pod) -> Generator:
+        ctx, dm = self.ctx, self.dm
+        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        running = self.runtime.running(pod.metadata.uid)
+        try:
+            reusable: dict[str, list[str]] = {}
+            for c in pod.spec.init_containers:
+                yield from dm.allocate(pod, c, reusable, running)
+                if c.restart_policy != "Always":   # sidecar devices are not reusable
+                    for res, ids in dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).items():
+                        reusable.setdefault(res, []).extend(ids[0])
+            for c in pod.spec.containers:
+                yield from dm.allocate(pod, c, reusable, running)
+        except (AllocateError, RpcError) as e:
+            if dm is not self.dm:   # the kubelet went down mid-admission
+                return
+            self._reject(pod, UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {e}, which is unexpected")
+            return
+        if dm is not self.dm:
+            return
+        fail = self._general_predicates(pod)
+        if fail is not None:
+            self._reject(pod, *fail)
+            return
+        ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).canAdmitPod", ref, "Success")
+        self.active[pod.metadata.uid] = pod
+        for res, ids in sorted(dm.devices_of(pod.metadata.uid).items()):
+            for dev in ids:
+                ctx.hold(self.node_name, res, dev, pod)
+        if running:
+            return
+        ctx.env.process(self._start_pod(pod))
+
+    def _general_predicates(self, pod: Pod) -> Optional[tuple[str, str]]:
+        """predicateAdmitHandler: UpdatePluginResources (sanitizeNodeAllocatable), then the resource fit
+        against node allocatable and the node-affinity/selector check of GeneralPredicates."""
+        node = self.ctx.api.get("Node", "", self.node_name)
+        alloc = {k: parse_quantity(v) for k, v in node.status.allocatable.items()}
+        for res in list(self.dm.healthy):
+            alloc[res] = max(alloc.get(res, Fraction(0)), len(self.dm.allocated(res)))
+        from ..scheduler.plugins.nodeaffinity import node_matches_pod
+        if not node_matches_pod(pod, node):
+            return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+        req = pod_requests(pod)
+        used: dict[str, Fraction] = {}
+        for other in self.active.values():
+            if other.metadata.uid == pod.metadata.uid:
+                continue
+            for k, v in pod_requests(other).items():
+                used[k] = used.get(k, Fraction(0)) + v
+        if len(self.active) + 1 > alloc.get("pods", Fraction(110)):
+            return "OutOfpods", (f"Node didn't have enough resource: pods, requested: 1, used: {len(self.active)}, "
+                                 f"capacity: {int(alloc.get('pods', 110))}")
+        for res in sorted(req):
+            if req[res] == 0:
+                continue
+            if is_extended_resource_name(res) and res not in alloc:
+                continue   # removeMissingExtendedResources
+            have = alloc.get(res, Fraction(0))
+            if req[res] > have - used.get(res, Fraction(0)):
+                scale = 1000 if res == "cpu" else 1
+                return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {int(req[res] * scale)}, "
+                                       f"used: {int(used.get(res, 0) * scale)}, capacity: {int(have * scale)}")
+        return None
+
+    def _reject(self, pod: Pod, reason: str, message: str) -> None:
+        """kubelet.rejectPod: Warning event with the bare message; status Failed with the prefix."""
+        ctx = self.ctx
+        ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).rejectPod",
+                      f"Pod {pod.metadata.namespace}/{pod.metadata.name}", f"{reason}: {message}")
+        ctx.event(pod, WARNING, reason, message, self.source)
+        pod.status.phase, pod.status.reason = "Failed", reason
+        pod.status.message = "Pod was rejected: " + message
+        ctx.api.update(pod)
+        self._release(pod)
+
+    # --- pod workers --------------------------------------------------------------------------------------
+    def _start_pod(self, pod: Pod) -> Generator:
+        ctx = self.ctx
+        st = pod.status
+        st.phase, st.host_ip, st.start_time = "Pending", self.node_name, ctx.now
+        st.container_statuses = [ContainerStatus(c.name, image=c.image, state=ContainerState(
+            waiting=ContainerStateWaiting("ContainerCreating"))) for c in pod.spec.containers]
+        set_condition(st.conditions, "PodReadyToStartContainers", "False", ctx.now)
+        set_condition(st.conditions, "Initialized", "True", ctx.now)
+        set_condition(st.conditions, "Ready", "False", ctx.now, "ContainersNotReady",
+                      "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
+        set_condition(st.conditions, "ContainersReady", "False", ctx.now, "ContainersNotReady",
+                      "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
+        ctx.api.update(pod)
+        plugin, dm = self.plugin, self.dm
+        ep = dm.endpoints.get(NVIDIA_GPU) if dm else None
+        if ep is not None and ep.options is not None and ep.options.pre_start_required and plugin is not None:
+            for c in pod.spec.containers:
+                ids = dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).get(NVIDIA_GPU, ([], None))[0]
+                if ids:
+                    yield from self.channel.call(self.component, "v1beta1.DevicePlugin/PreStartContainer",
+                                                 f"Pod {pod.metadata.namespace}/{pod.metadata.name}",
+                                                 lambda: plugin.running, plugin.pre_start_container, ids)
+        yield ctx.env.timeout(ctx.timing.container_start)
+        if not self.up or pod.metadata.uid not in self.active:
+            return
+        self._run_containers(pod)
+
+    def _run_containers(self, pod: Pod) -> None:
+        ctx = self.ctx
+        ann = pod.metadata.annotations
+        duration = parse_duration(ann[ANNOTATION_DURATION]) if ANNOTATION_DURATION in ann else None
+        exit_code = int(ann.get(ANNOTATION_EXIT_CODE, "0"))
+        for i, c in enumerate(pod.spec.containers):
+            if pod.status.container_statuses[i].restart_count == 0:
+                ctx.event(pod, NORMAL, PULLED, f'Container image "{c.image}" already present on machine', self.source)
+            ctx.event(pod, NORMAL, CREATED, f"Created container: {c.name}", self.source)
+            ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
+            self.runtime.start(pod.metadata.uid, c.name, duration, exit_code, self._on_exit)
+            cs = pod.status.container_statuses[i]
+            cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
+            cs.ready, cs.started = True, True
+        st = pod.status
+        st.phase = "Running"
+        set_condition(st.conditions, "PodReadyToStartContainers", "True", ctx.now)
+        set_condition(st.conditions, "Ready", "True", ctx.now)
+        set_condition(st.conditions, "ContainersReady", "True", ctx.now)
+        ctx.trace.add(ctx.now, self.component, "kuberuntime.(*kubeGenericRuntimeManager).startContainer",
+                      f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success",
+                      devices=self.dm.devices_of(pod.metadata.uid) if self.dm else {})
+        ctx.api.update(pod)
+
+    def _on_exit(self, rec: ContainerRecord) -> None:
+        if not self.up:
+            self._pending_exits.append(rec)   # seen by PLEG's relist when the kubelet is back
+            return
+        self._container_exited(rec)
+
+    def _container_exited(self, rec: ContainerRecord) -> None:
+        ctx = self.ctx
+        pod = next((p for p in ctx.api.list("Pod", lambda p: p.metadata.uid == rec.pod_uid)), None)
+        if pod is None or pod.status.phase in ("Succeeded", "Failed"):
+            return
+        idx = next(i for i, c in enumerate(pod.spec.containers) if c.name == rec.name)
+        cs = pod.status.container_statuses[idx]
+        reason = "Completed" if rec.exit_code == 0 else "Error"
+        cs.state = ContainerState(terminated=ContainerStateTerminated(
+            rec.exit_code, reason, "", rec.started_at, rec.finished_at))
+        cs.ready, cs.started = False, False
+        policy = pod.spec.restart_policy or "Always"
+        if policy == "Always" or (policy == "OnFailure" and rec.exit_code != 0):
+            ctx.api.update(pod)
+            ctx.env.process(self._restart_container(pod, idx))
+            return
+        if any(c.state.terminated is None for c in pod.status.container_statuses):
+            ctx.api.update(pod)
+            return
+        failed = any(c.state.terminated.exit_code != 0 for c in pod.status.container_statuses)
+        st = pod.status
+        st.phase = "Failed" if failed else "Succeeded"
+        for ctype in ("Ready", "ContainersReady"):
+            set_condition(st.conditions, ctype, "False", ctx.now, "PodFailed" if failed else "PodCompleted")
+        set_condition(st.conditions, "PodReadyToStartContainers", "False", ctx.now)
+        ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).syncTerminatedPod",
+                      f"Pod {pod.metadata.namespace}/{pod.metadata.name}", st.phase)
+        ctx.api.update(pod)
+        self._release(pod)
+
+    def _restart_container(self, pod: Pod, idx: int) -> Generator:
+        """Container restart with CrashLoopBackOff's doubling delay (10s … 5m)."""
+        ctx = self.ctx
+        cs = pod.status.container_statuses[idx]
+        delay = min(CRASHLOOP_INITIAL * 2 ** cs.restart_count, CRASHLOOP_MAX)
+        cs.last_state = cs.state
+        cs.state = ContainerState(waiting=ContainerStateWaiting(
+            "CrashLoopBackOff", f"back-off {int(delay)}s restarting failed container={cs.name} "
+            f"pod={pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})"))
+        ctx.api.update(pod)
+        yield ctx.daemon_timeout(delay)
+        if not self.up or pod.metadata.uid not in self.active:
+            return
+        cs.restart_count += 1
+        c = pod.spec.containers[idx]
+        ann = pod.metadata.annotations
+        duration = parse_duration(ann[ANNOTATION_DURATION]) if ANNOTATION_DURATION in ann else None
+        ctx.event(pod, NORMAL, CREATED, f"Created container: {c.name}", self.source)
+        ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
+        self.runtime.start(pod.metadata.uid, c.name, duration, int(ann.get(ANNOTATION_EXIT_CODE, "0")), self._on_exit)
+        cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
+        cs.ready = cs.started = True
+        ctx.api.update(pod)
+
+    def _release(self, pod: Pod) -> None:
+        """The pod is terminal: the device manager frees its devices (UpdateAllocatedDevices)."""
+        self.active.pop(pod.metadata.uid, None)
+        if self.dm is not None:
+            freed = self.dm.devices_of(pod.metadata.uid)
+            self.dm.update_allocated_devices(set(self.active))
+            self.ctx.release(pod)
+            if freed:
+                self.ctx.trace.add(self.ctx.now, self.component, "devicemanager.(*ManagerImpl).UpdateAllocatedDevices",
+                                   f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success", freed=freed)

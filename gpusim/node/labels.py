@@ -1,0 +1,47 @@
+"""Node objects for a NodePool, with the labels a GPU node carries.
+
+Standard well-known labels (k8s.io/api/core/v1 well_known_labels.go) and the labels GPU Feature
+Discovery writes (NVIDIA/k8s-device-plugin docs/gpu-feature-discovery, internal/lm/resource.go).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..api.core_v1 import Node, NodeSpec, NodeStatus, Taint
+from ..api.gpusim_v1alpha1 import NodePool
+from ..api.meta import ObjectMeta
+from ..hardware import GPUModel
+
+
+def gfd_labels(model: GPUModel, count: int) -> dict[str, str]:
+    """Labels GFD writes for whole GPUs with no sharing and MIG strategy none."""
+    return {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": model.product,
+        "nvidia.com/gpu.count": str(count),
+        "nvidia.com/gpu.memory": str(model.memory_mib),
+        "nvidia.com/gpu.family": model.family,
+        "nvidia.com/gpu.compute.major": str(model.compute[0]),
+        "nvidia.com/gpu.compute.minor": str(model.compute[1]),
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/gpu.mode": "compute",
+        "nvidia.com/mig.capable": str(model.mig_capable).lower(),
+        "nvidia.com/mps.capable": "false",
+    }
+
+
+def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
+    """Node ``<pool>-<index>`` of a NodePool. GPU capacity is not set here: the kubelet adds it
+    once the device plugin has registered (see gpusim.node.kubelet)."""
+    s = pool.spec
+    name = f"{pool.metadata.name}-{index}"
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "gpusim.io/node-pool": pool.metadata.name}
+    if model is not None and s.gpu is not None and s.gpu.count:
+        labels.update(gfd_labels(model, s.gpu.count))
+    labels.update(s.labels)
+    base = {"cpu": str(s.cpu), "memory": str(s.memory), "pods": str(s.pods)}
+    return Node(metadata=ObjectMeta(name=name, labels=labels),
+                spec=NodeSpec(taints=[Taint(key=t.key, value=t.value, effect=t.effect) for t in s.taints]),
+                status=NodeStatus(capacity=dict(base), allocatable=dict(base)))

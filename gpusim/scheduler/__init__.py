@@ -1,0 +1,1 @@
+"""kube-scheduler: framework, scheduling queue, scheduling and binding cycles, plugins."""

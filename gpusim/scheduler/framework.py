@@ -1,0 +1,243 @@
+"""The scheduling framework's types (mirrors k8s.io/kube-scheduler/framework interface.go and
+kubernetes pkg/scheduler/framework types.go: Status, Code, CycleState, NodeInfo, FitError).
+
+Extension points, in upstream order: PreEnqueue, QueueSort, PreFilter, Filter, PostFilter,
+PreScore, Score, NormalizeScore, Reserve/Unreserve, Permit, PreBind, Bind, PostBind.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Optional, Protocol, runtime_checkable
+
+from ..api.core_v1 import Node, Pod
+from ..api.quantity import parse_quantity
+from ..api.resourcehelper import pod_requests
+
+MAX_NODE_SCORE, MIN_NODE_SCORE = 100, 0
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"   # framework/types.go NoNodeAvailableMsg
+# schedule_one.go ErrNoNodesAvailable
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+EXTENSION_POINTS = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
+                    "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+
+
+class Code(enum.IntEnum):
+    """fwk.Code, with upstream's integer values."""
+
+    Success = 0
+    Error = 1
+    Unschedulable = 2
+    UnschedulableAndUnresolvable = 3
+    Wait = 4
+    Skip = 5
+    Pending = 6
+
+
+@dataclass
+class Status:
+    code: Code = Code.Success
+    reasons: list[str] = field(default_factory=list)
+    plugin: str = ""
+
+    @staticmethod
+    def new(code: Code, *reasons: str) -> "Status":
+        return Status(code, list(reasons))
+
+    def is_success(self) -> bool:
+        return self.code == Code.Success
+
+    def is_rejected(self) -> bool:
+        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, name: str) -> "Status":
+        self.plugin = name
+        return self
+
+
+SUCCESS = Status()
+
+
+class CycleState(dict):
+    """Per-cycle scratch space that plugins write in PreFilter/PreScore and read later."""
+
+
+@dataclass
+class Resource:
+    """framework.Resource: milliCPU, memory bytes, pods, and scalar (extended) resources."""
+
+    values: dict[str, Fraction] = field(default_factory=dict)
+
+    def get(self, name: str) -> Fraction:
+        return self.values.get(name, Fraction(0))
+
+    def add(self, other: dict[str, Fraction], sign: int = 1) -> None:
+        for k, v in other.items():
+            self.values[k] = self.values.get(k, Fraction(0)) + sign * v
+
+
+# util/pod_resources.go: non-zero defaults used for scoring only
+DEFAULT_MILLI_CPU_REQUEST = Fraction(100, 1000)
+DEFAULT_MEMORY_REQUEST = Fraction(200 * 1024 * 1024)
+
+
+class PodInfo:
+    """A pod with its effective requests computed once."""
+
+    __slots__ = ("pod", "requests", "non_zero")
+
+    def __init__(self, pod: Pod):
+        self.pod = pod
+        self.requests = pod_requests(pod)
+        nz = dict(self.requests)
+        if nz.get("cpu", 0) == 0:
+            nz["cpu"] = DEFAULT_MILLI_CPU_REQUEST
+        if nz.get("memory", 0) == 0:
+            nz["memory"] = DEFAULT_MEMORY_REQUEST
+        self.non_zero = nz
+
+    @property
+    def key(self) -> str:
+        return self.pod.metadata.uid
+
+
+class NodeInfo:
+    """framework.NodeInfo: the node, its allocatable, and the pods (bound or assumed) on it."""
+
+    def __init__(self, node: Node):
+        self.pods: dict[str, PodInfo] = {}
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.set_node(node)
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.allocatable = Resource({k: parse_quantity(v) for k, v in node.status.allocatable.items()})
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    def add_pod(self, pi: PodInfo) -> None:
+        if pi.key in self.pods:
+            return
+        self.pods[pi.key] = pi
+        self.requested.add(pi.requests)
+        self.non_zero_requested.add(pi.non_zero)
+
+    def remove_pod(self, uid: str) -> None:
+        pi = self.pods.pop(uid, None)
+        if pi is not None:
+            self.requested.add(pi.requests, -1)
+            self.non_zero_requested.add(pi.non_zero, -1)
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: "QueuedPodInfo", b: "QueuedPodInfo") -> bool: ...
+
+
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Optional[set[str]], Status]: ...
+
+
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status: ...
+
+
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> tuple[Optional[str], Status]: ...
+
+
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status: ...
+
+
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
+
+
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+    def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None: ...
+
+
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]: ...
+
+
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+
+@dataclass
+class QueuedPodInfo:
+    """framework.QueuedPodInfo: the pod plus queue bookkeeping."""
+
+    pod_info: PodInfo
+    timestamp: float
+    initial_attempt_timestamp: Optional[float] = None
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+    timestamp_unschedulable: float = 0.0
+    seq: int = 0
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+@dataclass
+class FitError:
+    """framework.FitError; ``error()`` composes the FailedScheduling message exactly as upstream."""
+
+    pod: Pod
+    num_all_nodes: int
+    diagnosis: Diagnosis
+
+    def error(self) -> str:
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            msg += histogram(d.node_to_status)
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
+
+
+def histogram(statuses: dict[str, Status]) -> str:
+    """' <count> <reason>, ....' with reasons counted per node and sorted as strings (sort.Strings)."""
+    counts: dict[str, int] = {}
+    for st in statuses.values():
+        for r in st.reasons:
+            counts[r] = counts.get(r, 0) + 1
+    items = sorted(f"{v} {k}" for k, v in counts.items())
+    return f" {', '.join(items)}." if items else ""

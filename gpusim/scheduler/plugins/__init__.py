@@ -1,0 +1,1 @@
+"""In-tree scheduler plugins, one module per plugin (pkg/scheduler/framework/plugins/...)."""

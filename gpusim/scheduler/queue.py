@@ -1,0 +1,140 @@
+"""The scheduling queue (mirrors pkg/scheduler/backend/queue/scheduling_queue.go).
+
+activeQ is a heap ordered by the profile's QueueSort ``less``; backoffQ holds pods whose backoff
+(1s doubling to 10s per attempt) has not expired; unschedulablePods holds pods that failed until a
+cluster event that one of their rejecting plugins registered for moves them (QueueingHint), or
+until the 5-minute flush (checked every 30s).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable, Generator, Optional
+
+from ..controlplane.context import Context
+from .framework import QueuedPodInfo
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0       # DefaultPodInitialBackoffDuration
+DEFAULT_POD_MAX_BACKOFF = 10.0          # DefaultPodMaxBackoffDuration
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0   # DefaultPodMaxInUnschedulablePodsDuration
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+
+class _Item:
+    __slots__ = ("qpi", "less")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable):
+        self.qpi, self.less = qpi, less
+
+    def __lt__(self, other: "_Item") -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.qpi.seq < other.qpi.seq
+
+
+class SchedulingQueue:
+    def __init__(self, ctx: Context, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+                 initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF, max_backoff: float = DEFAULT_POD_MAX_BACKOFF):
+        self.ctx, self.less = ctx, less
+        self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
+        self.active: list[_Item] = []
+        self.in_active: set[str] = set()
+        self.backoff: dict[str, QueuedPodInfo] = {}
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.last_failure: dict[str, float] = {}
+        self._waiter = None
+        self._seq = 0
+        ctx.env.process(self._flush_unschedulable())
+
+    def __len__(self) -> int:
+        return len(self.in_active) + len(self.backoff) + len(self.unschedulable)
+
+    def _push_active(self, qpi: QueuedPodInfo) -> None:
+        if qpi.pod_info.key in self.in_active:
+            return
+        self._seq += 1
+        qpi.seq = self._seq
+        heapq.heappush(self.active, _Item(qpi, self.less))
+        self.in_active.add(qpi.pod_info.key)
+        if self._waiter is not None and not self._waiter.triggered:
+            self._waiter.succeed()
+
+    def add(self, qpi: QueuedPodInfo, gate: Callable[[QueuedPodInfo], bool]) -> None:
+        """A new pod: PreEnqueue gate, then activeQ (or unschedulablePods when gated)."""
+        if gate(qpi):
+            self._push_active(qpi)
+        else:
+            self.unschedulable[qpi.pod_info.key] = qpi
+
+    def pop(self) -> Generator:
+        while not self.active:
+            self._waiter = self.ctx.env.event()
+            yield self._waiter
+        item = heapq.heappop(self.active)
+        self.in_active.discard(item.qpi.pod_info.key)
+        return item.qpi
+
+    def delete(self, uid: str) -> None:
+        self.backoff.pop(uid, None)
+        self.unschedulable.pop(uid, None)
+        if uid in self.in_active:
+            self.active = [i for i in self.active if i.qpi.pod_info.key != uid]
+            heapq.heapify(self.active)
+            self.in_active.discard(uid)
+
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        """calculateBackoffDuration: initial × 2^(count−1), capped at max; 0 disables."""
+        count = qpi.consecutive_errors or qpi.unschedulable_count
+        if self.max_backoff == 0 or count == 0:
+            return 0.0
+        return min(self.initial_backoff * 2 ** (count - 1), self.max_backoff)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return self.last_failure.get(qpi.pod_info.key, 0.0) + self.backoff_duration(qpi)
+
+    def add_unschedulable(self, qpi: QueuedPodInfo, error: bool = False) -> None:
+        """AddUnschedulableIfNotPresent: errors go to backoffQ; rejections to unschedulablePods."""
+        key = qpi.pod_info.key
+        self.last_failure[key] = self.ctx.now
+        if error:
+            self._to_backoff(qpi)
+        else:
+            qpi.timestamp_unschedulable = self.ctx.now
+            self.unschedulable[key] = qpi
+
+    def _to_backoff(self, qpi: QueuedPodInfo) -> None:
+        key = qpi.pod_info.key
+        expiry = self.backoff_expiry(qpi)
+        if expiry <= self.ctx.now:
+            self._push_active(qpi)
+            return
+        self.backoff[key] = qpi
+        timer = self.ctx.env.timeout(expiry - self.ctx.now)
+        timer.callbacks.append(lambda _e, q=qpi: self._backoff_done(q))
+
+    def _backoff_done(self, qpi: QueuedPodInfo) -> None:
+        if self.backoff.pop(qpi.pod_info.key, None) is not None:
+            self._push_active(qpi)
+
+    def move(self, event: str, interested: Callable[[QueuedPodInfo, str], bool]) -> int:
+        """MoveAllToActiveOrBackoffQueue for one cluster event; returns how many pods moved."""
+        moved = 0
+        for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].seq):
+            qpi = self.unschedulable[key]
+            if qpi.gated or not interested(qpi, event):
+                continue
+            del self.unschedulable[key]
+            self._to_backoff(qpi)
+            moved += 1
+        return moved
+
+    def _flush_unschedulable(self) -> Generator:
+        """flushUnschedulablePodsLeftover every 30s: pods stuck longer than 5 minutes retry."""
+        while True:
+            yield self.ctx.daemon_timeout(UNSCHEDULABLE_FLUSH_PERIOD)
+            now = self.ctx.now
+            stale = [k for k, q in self.unschedulable.items()
+                     if not q.gated and now - q.timestamp_unschedulable > DEFAULT_POD_MAX_IN_UNSCHEDULABLE]
+            for k in stale:
+                self._to_backoff(self.unschedulable.pop(k))

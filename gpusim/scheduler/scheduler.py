@@ -1,0 +1,320 @@
+"""kube-scheduler (mirrors pkg/scheduler: scheduler.go, schedule_one.go, eventhandlers.go,
+backend/cache). One scheduling cycle at a time (serial, zero simulated time), then an asynchronous
+binding cycle; failures produce the upstream FailedScheduling message and requeue the pod.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generator, Optional
+
+from ..api.core_v1 import Node, Pod
+from ..controlplane.apiserver import ADDED, DELETED, MODIFIED
+from ..controlplane.context import Context
+from ..controlplane.events import NORMAL, WARNING
+from ..node.kubelet import set_condition
+from .framework import (ERR_NO_NODES_AVAILABLE, Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo,
+                        QueuedPodInfo, Status)
+from .plugins.queuesort import pod_priority
+from .queue import SchedulingQueue
+from .runtime import Framework
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
+MAX_MESSAGE = 1024                          # handleSchedulingFailure truncates event messages
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """schedule_one.go numFeasibleNodesToFind (adaptive when percentage is 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    p = percentage
+    if p == 0:
+        p = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    k = num_all_nodes * p // 100
+    return max(k, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Attempt:
+    """What one scheduling cycle decided, for explanations."""
+
+    time: float
+    pod: str
+    node: Optional[str]
+    statuses: dict[str, str] = field(default_factory=dict)     # node → "Plugin: reason, reason"
+    scores: dict[str, dict] = field(default_factory=dict)       # node → plugin → (raw, normalized, weighted)
+    message: str = ""
+
+
+class Scheduler:
+    def __init__(self, ctx: Context, name: str = DEFAULT_SCHEDULER_NAME, percentage_of_nodes_to_score: int = 0):
+        self.ctx, self.name = ctx, name
+        self.component = name
+        self.framework = Framework(name, self)
+        self.queue = SchedulingQueue(ctx, self.framework.less)
+        self.nodes: dict[str, NodeInfo] = {}
+        self.pod_node: dict[str, str] = {}
+        self.assumed: set[str] = set()
+        self.percentage = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self.attempts: list[Attempt] = []
+        self.qpis: dict[str, QueuedPodInfo] = {}
+        self._pods = ctx.api.watch("Pod")
+        self._nodes = ctx.api.watch("Node")
+        ctx.env.process(self._node_loop())
+        ctx.env.process(self._pod_loop())
+        ctx.env.process(self._run())
+
+    # --- handle (what plugins may call) ----------------------------------------------------------------
+    @property
+    def api(self):
+        return self.ctx.api
+
+    def node_infos(self) -> list[NodeInfo]:
+        return list(self.nodes.values())
+
+    def run_filters(self, state, pi, ni) -> Status:
+        return self.framework.run_filters(state, pi, ni)
+
+    def preempt(self, pi: PodInfo, node: str, victims: list[PodInfo]) -> None:
+        """preemption Executor: DisruptionTarget condition, Preempted event, delete; nominate."""
+        for v in victims:
+            set_condition(v.pod.status.conditions, "DisruptionTarget", "True", self.ctx.now, "PreemptionByScheduler",
+                          f"{self.name}: preempting to accommodate a higher priority pod")
+            self.ctx.event(v.pod, NORMAL, "Preempted", f"Preempted by pod {pi.pod.metadata.uid} on node {node}",
+                           self.name)
+            self.ctx.trace.add(self.ctx.now, self.name, "preemption.(*Executor).prepareCandidate",
+                               f"Pod {v.pod.metadata.namespace}/{v.pod.metadata.name}", "Preempted",
+                               preemptor=f"{pi.pod.metadata.namespace}/{pi.pod.metadata.name}", node=node)
+            if self.ctx.api.get("Pod", v.pod.metadata.namespace, v.pod.metadata.name) is not None:
+                self.ctx.api.delete(v.pod)
+        pi.pod.status.nominated_node_name = node
+
+    # --- informers --------------------------------------------------------------------------------------
+    def _node_loop(self) -> Generator:
+        while True:
+            ev = yield self._nodes.get()
+            node: Node = ev.obj
+            name = node.metadata.name
+            if ev.type == DELETED:
+                self.nodes.pop(name, None)
+                continue
+            ni = self.nodes.get(name)
+            if ni is None:
+                self.nodes[name] = NodeInfo(node)
+                self._move("Node/Add")
+                continue
+            old_alloc = dict(ni.allocatable.values)
+            old_taints = [(t.key, t.value, t.effect) for t in ni.node.spec.taints]
+            ni.set_node(node)
+            if ni.allocatable.values != old_alloc:
+                self._move("Node/UpdateNodeAllocatable")
+            if old_taints != [(t.key, t.value, t.effect) for t in node.spec.taints]:
+                self._move("Node/UpdateNodeTaint")
+
+    def _responsible(self, pod: Pod) -> bool:
+        return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) == self.name
+
+    def _pod_loop(self) -> Generator:
+        while True:
+            ev = yield self._pods.get()
+            pod: Pod = ev.obj
+            uid = pod.metadata.uid
+            terminal = pod.status.phase in ("Succeeded", "Failed")
+            if ev.type == DELETED or terminal:
+                node = self.pod_node.pop(uid, None)
+                if node is not None and node in self.nodes:
+                    self.nodes[node].remove_pod(uid)
+                    self.assumed.discard(uid)
+                    self._move("Pod/Delete")
+                self.queue.delete(uid)
+                self.qpis.pop(uid, None)
+                continue
+            if pod.spec.node_name:
+                if uid not in self.pod_node and pod.spec.node_name in self.nodes:
+                    self.pod_node[uid] = pod.spec.node_name
+                    self.nodes[pod.spec.node_name].add_pod(PodInfo(pod))
+                self.assumed.discard(uid)
+                self.queue.delete(uid)
+                continue
+            if ev.type == ADDED and self._responsible(pod) and uid not in self.qpis:
+                qpi = QueuedPodInfo(PodInfo(pod), self.ctx.now)
+                self.qpis[uid] = qpi
+                self.queue.add(qpi, self._pre_enqueue)
+
+    def _pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
+        st = self.framework.run_pre_enqueue(qpi.pod)
+        qpi.gated = not st.is_success()
+        qpi.gating_plugin = st.plugin if qpi.gated else ""
+        return not qpi.gated
+
+    def _move(self, event: str) -> None:
+        """QueueingHint-style: only pods rejected by a plugin that registered ``event`` move."""
+        plugins = {p.name: getattr(p, "events", set()) for p in self.framework.plugins}
+
+        def interested(qpi: QueuedPodInfo, ev: str) -> bool:
+            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+            return not rejectors or any(ev in plugins.get(r, ()) for r in rejectors)
+        self.queue.move(event, interested)
+
+    # --- scheduling cycle ---------------------------------------------------------------------------------
+    def _run(self) -> Generator:
+        while True:
+            qpi = yield from self.queue.pop()
+            pod = qpi.pod
+            if self.ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is not pod \
+                    or pod.spec.node_name or pod.metadata.uid in self.assumed:
+                continue
+            self.schedule_one(qpi)
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        ctx, fw = self.ctx, self.framework
+        pi, pod = qpi.pod_info, qpi.pod
+        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        qpi.attempts += 1
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = ctx.now
+        state = CycleState()
+        node, fit_error, attempt = self.schedule_pod(state, pi)
+        if node is None:
+            if fit_error is None:
+                self._fail(qpi, Status(Code.UnschedulableAndUnresolvable, [ERR_NO_NODES_AVAILABLE]),
+                           ERR_NO_NODES_AVAILABLE, attempt)
+                return
+            nominated, pst = fw.run_post_filter(state, pi, fit_error.diagnosis.node_to_status)
+            if pst.reasons and not pst.is_success():
+                fit_error.diagnosis.post_filter_msg = pst.message()
+            msg = fit_error.error()
+            attempt.message = msg
+            ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).schedulePod", ref, msg)
+            qpi.unschedulable_plugins = fit_error.diagnosis.unschedulable_plugins
+            self._fail(qpi, Status(Code.Unschedulable, [msg]), msg, attempt, nominated)
+            return
+        # assume, Reserve, Permit
+        self.assumed.add(pod.metadata.uid)
+        self.pod_node[pod.metadata.uid] = node
+        self.nodes[node].add_pod(pi)
+        ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).assume", ref, "Success", node=node)
+        st = fw.run_reserve(state, pi, node)
+        if not st.is_success():
+            fw.run_unreserve(state, pi, node)
+            self._forget(pi, node)
+            self._fail(qpi, st, st.message(), attempt)
+            return
+        ctx.env.process(self._binding_cycle(state, qpi, node))
+
+    def schedule_pod(self, state: CycleState, pi: PodInfo) -> tuple[Optional[str], Optional[FitError], Attempt]:
+        """schedulePod: PreFilter → findNodesThatFitPod → prioritizeNodes → selectHost."""
+        ctx, fw = self.ctx, self.framework
+        pod = pi.pod
+        ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        attempt = Attempt(ctx.now, ref, None)
+        self.attempts.append(attempt)
+        nodes = list(self.nodes.values())
+        if not nodes:
+            return None, None, attempt
+        diag = Diagnosis()
+        allowed, st, skipped = fw.run_pre_filter(state, pi, nodes)
+        state["__prefilter_skipped"] = skipped
+        ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPreFilterPlugins", f"Pod {ref}",
+                      "Success" if st.is_success() else st.message())
+        if not st.is_success():
+            for ni in nodes:
+                diag.node_to_status[ni.name] = st
+            diag.pre_filter_msg = st.message()
+            diag.unschedulable_plugins.add(st.plugin)
+            attempt.statuses = {ni.name: f"{st.plugin}: {st.message()}" for ni in nodes}
+            return None, FitError(pod, len(nodes), diag), attempt
+        # nominated node first (schedule_one.go evaluateNominatedNode)
+        feasible: list[NodeInfo] = []
+        nominated = pod.status.nominated_node_name
+        if nominated and nominated in self.nodes and (allowed is None or nominated in allowed):
+            if fw.run_filters(state, pi, self.nodes[nominated]).is_success():
+                feasible = [self.nodes[nominated]]
+        if not feasible:
+            n = len(nodes)
+            want = num_feasible_nodes_to_find(n, self.percentage)
+            processed = 0
+            for i in range(n):
+                ni = nodes[(self.next_start_node_index + i) % n]
+                processed += 1
+                if allowed is not None and ni.name not in allowed:
+                    s = Status(Code.UnschedulableAndUnresolvable, ["node(s) didn't satisfy plugin(s) [PreFilterResult]"])
+                    diag.node_to_status[ni.name] = s
+                    continue
+                s = fw.run_filters(state, pi, ni)
+                if s.is_success():
+                    feasible.append(ni)
+                    if len(feasible) >= want:
+                        break
+                else:
+                    diag.node_to_status[ni.name] = s
+                    diag.unschedulable_plugins.add(s.plugin)
+            self.next_start_node_index = (self.next_start_node_index + processed) % n
+        attempt.statuses = {n_: f"{s.plugin}: {s.message()}" for n_, s in diag.node_to_status.items()}
+        ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
+                      f"{len(feasible)} feasible", rejected=len(diag.node_to_status))
+        if not feasible:
+            return None, FitError(pod, len(nodes), diag), attempt
+        if len(feasible) == 1:
+            attempt.node = feasible[0].name
+            return feasible[0].name, None, attempt
+        totals, breakdown = fw.run_score(state, pi, feasible)
+        attempt.scores = breakdown
+        best = max(totals.values())
+        top = [ni.name for ni in feasible if totals[ni.name] == best]
+        chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
+        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=best, ties=len(top))
+        attempt.node = chosen
+        return chosen, None, attempt
+
+    def _forget(self, pi: PodInfo, node: str) -> None:
+        self.assumed.discard(pi.key)
+        self.pod_node.pop(pi.key, None)
+        if node in self.nodes:
+            self.nodes[node].remove_pod(pi.key)
+
+    def _fail(self, qpi: QueuedPodInfo, st: Status, message: str, attempt: Attempt,
+              nominated: Optional[str] = None) -> None:
+        """handleSchedulingFailure: Warning FailedScheduling, PodScheduled=False, requeue."""
+        ctx = self.ctx
+        pod = qpi.pod
+        if len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE - 4] + " ..."
+        attempt.message = message
+        error = st.code == Code.Error
+        if not error:
+            qpi.unschedulable_count += 1
+        else:
+            qpi.consecutive_errors += 1
+        ctx.event(pod, WARNING, "FailedScheduling", message, self.name)
+        set_condition(pod.status.conditions, "PodScheduled", "False", ctx.now,
+                      "SchedulerError" if error else "Unschedulable", message)
+        if nominated:
+            pod.status.nominated_node_name = nominated
+        if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
+            ctx.api.update(pod)
+            self.queue.add_unschedulable(qpi, error=error or bool(nominated))
+
+    # --- binding cycle -------------------------------------------------------------------------------------
+    def _binding_cycle(self, state: CycleState, qpi: QueuedPodInfo, node: str) -> Generator:
+        ctx, fw = self.ctx, self.framework
+        pi, pod = qpi.pod_info, qpi.pod
+        yield ctx.env.timeout(0)
+        if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is not pod:
+            self._forget(pi, node)
+            return
+        set_condition(pod.status.conditions, "PodScheduled", "True", ctx.now)
+        pod.status.nominated_node_name = ""
+        st = fw.run_bind(state, pi, node)
+        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        if not st.is_success():
+            fw.run_unreserve(state, pi, node)
+            self._forget(pi, node)
+            self._fail(qpi, Status(Code.Error, [st.message()]), st.message(), self.attempts[-1])
+            return
+        ctx.trace.add(ctx.now, self.name, "defaultbinder.(*DefaultBinder).Bind", ref, "Success", node=node)
+        ctx.event(pod, NORMAL, "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} "
+                  f"to {node}", self.name)
+        self.qpis.pop(pod.metadata.uid, None)
