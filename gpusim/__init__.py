@@ -30,4 +30,14 @@ def setup(seed: int = 0) -> None:
         pass
 
 
-__all__ = ["setup", "__version__"]
+from .api.errors import InputError
+from .api.scenario import Scenario, load
+from .controlplane.simulation import Result, Simulation, run
+from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
+from .views.plots import gpu_gantt, lifecycle_chart, state_at
+from .views.text import trace_table
+from .views.widgets import timeline_slider
+
+__all__ = ["setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
+           "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",
+           "gpu_gantt", "lifecycle_chart", "state_at", "trace_table", "timeline_slider"]

@@ -1,0 +1,91 @@
+"""``gpusim`` command line: run a scenario and print it as kubectl would.
+
+    gpusim run FILE... [-o table|wide|json|events|trace] [--seed N] [--until T]
+    gpusim describe pod NAME -f FILE... [-n NAMESPACE]
+    gpusim describe node NAME -f FILE...
+
+Exit 0 when the simulation ran (pending pods are a result), 2 with a one-paragraph error when
+the input is invalid.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional
+
+from .api.duration import DurationError, parse_duration
+from .api.errors import InputError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpusim", description="Simulate GPU scheduling on Kubernetes.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="simulate a scenario and print the final pods, events or JSON")
+    run.add_argument("files", nargs="+", metavar="FILE")
+    run.add_argument("-o", "--output", default="table", choices=["table", "wide", "json", "events", "trace", "nodes"])
+    run.add_argument("--seed", type=int)
+    run.add_argument("--until")
+    desc = sub.add_parser("describe", help="describe a pod or node at the end of the run, as kubectl describe")
+    desc.add_argument("kind", choices=["pod", "pods", "po", "node", "nodes", "no"])
+    desc.add_argument("name")
+    desc.add_argument("-f", "--filename", action="append", required=True, metavar="FILE")
+    desc.add_argument("-n", "--namespace", default="default")
+    desc.add_argument("--seed", type=int)
+    desc.add_argument("--until")
+    return p
+
+
+def _run(files: list[str], seed: Optional[int], until: Optional[str]):
+    from .controlplane.simulation import Simulation
+    from .api.scenario import load
+    u = None
+    if until is not None:
+        try:
+            u = parse_duration(until)
+        except DurationError as e:
+            raise InputError(f'--until: Invalid value: "{until}": {e}') from None
+        if u <= 0:
+            raise InputError(f'--until: Invalid value: "{until}": must be greater than 0')
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed: Invalid value: {seed}: must be greater than or equal to 0")
+    return Simulation(load(files), seed=seed, until=u).run()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    from .views import kubectl
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            result = _run(args.files, args.seed, args.until)
+            out = args.output
+            if out == "json":
+                text = json.dumps(kubectl.to_json(result), indent=2, ensure_ascii=False)
+            elif out == "events":
+                text = kubectl.get_events(result)
+            elif out == "trace":
+                from .views.text import trace_table
+                text = trace_table(result)
+            elif out == "nodes":
+                text = kubectl.get_nodes(result)
+            else:
+                text = kubectl.get_pods(result, wide=out == "wide")
+        else:
+            result = _run(args.filename, args.seed, args.until)
+            try:
+                if args.kind in ("pod", "pods", "po"):
+                    text = kubectl.describe_pod(result, args.name, args.namespace)
+                else:
+                    text = kubectl.describe_node(result, args.name)
+            except KeyError as e:
+                print(f"Error from server (NotFound): {e.args[0]}", file=sys.stderr)
+                return 1
+    except InputError as e:
+        print(" ".join(str(e).split()), file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -46,6 +46,7 @@ class Result:
     scheduler: Scheduler
     kubelets: dict[str, Kubelet]
     end: float
+    seed: int = 0
 
     @property
     def api(self) -> APIServer:
@@ -148,7 +149,7 @@ class Simulation:
             # schedule in Environment._queue.
             while env._queue and len(env._queue) > ctx.daemon_pending[0]:
                 env.step()
-        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now)
+        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed)
 
 
 def run(*paths: str, seed: Optional[int] = None, until: Optional[str | float] = None,

@@ -1,0 +1,259 @@
+"""kubectl-style text and JSON (mirrors kubectl's printers: pkg/printers/internalversion/printers.go
+printPod/printNode/printEvent, describe.go, and apimachinery's duration.HumanDuration)."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Optional
+
+from ..api.quantity import format_quantity, parse_quantity
+from ..api.resourcehelper import pod_requests
+
+
+def t(x: Optional[float]) -> Optional[float]:
+    """Simulated seconds, rounded to the microsecond so that outputs are stable text."""
+    return None if x is None else round(float(x), 6)
+
+
+def human_duration(seconds: float) -> str:
+    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
+    s = int(seconds)
+    if s < 0:
+        return "<invalid>"
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = s // 3600
+    if h < 8:
+        return f"{h}h{(s % 3600) // 60}m" if (s % 3600) // 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if h < 24 * 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    return f"{d}d"
+
+
+def pod_status_text(pod) -> str:
+    """printPod's STATUS column."""
+    reason = pod.status.reason or pod.status.phase or "Pending"
+    for cs in pod.status.container_statuses:
+        if cs.state.waiting and cs.state.waiting.reason:
+            reason = cs.state.waiting.reason
+        elif cs.state.terminated and cs.state.terminated.reason:
+            reason = cs.state.terminated.reason
+    if pod.status.reason:
+        reason = pod.status.reason
+    if pod.metadata.deletion_timestamp is not None:
+        reason = "Terminating"
+    return reason
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def get_pods(result, wide: bool = False) -> str:
+    now = result.end
+    head = ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] + (["IP", "NODE", "NOMINATED NODE", "READINESS GATES"] if wide else [])
+    rows = [head]
+    for p in result.pods():
+        ready = sum(1 for c in p.status.container_statuses if c.ready)
+        restarts = sum(c.restart_count for c in p.status.container_statuses)
+        row = [p.metadata.name, f"{ready}/{len(p.spec.containers)}", pod_status_text(p), str(restarts),
+               human_duration(now - p.metadata.creation_timestamp)]
+        if wide:
+            row += ["<none>", p.spec.node_name or "<none>", p.status.nominated_node_name or "<none>", "<none>"]
+        rows.append(row)
+    return _table(rows) if len(rows) > 1 else "No resources found in default namespace."
+
+
+def node_ready(node) -> str:
+    c = node.status.condition("Ready")
+    status = "Ready" if c is not None and c.status == "True" else "NotReady"
+    if node.spec.unschedulable:
+        status += ",SchedulingDisabled"
+    return status
+
+
+def get_nodes(result) -> str:
+    rows = [["NAME", "STATUS", "ROLES", "AGE", "VERSION", "GPU (alloc/cap)"]]
+    for n in result.nodes():
+        gpu = f"{n.status.allocatable.get('nvidia.com/gpu', '0')}/{n.status.capacity.get('nvidia.com/gpu', '0')}"
+        rows.append([n.metadata.name, node_ready(n), "<none>", human_duration(result.end), "v1.36.0", gpu])
+    return _table(rows)
+
+
+def get_events(result) -> str:
+    rows = [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
+    for e in sorted(result.events.events, key=lambda e: e.last_timestamp):
+        rows.append([f"t={t(e.last_timestamp):g}s", e.type, e.reason,
+                     f"{e.involved_object.kind.lower()}/{e.involved_object.name}", e.message])
+    return _table(rows) if len(rows) > 1 else "No events found."
+
+
+def _events_block(events, now: float) -> list[str]:
+    if not events:
+        return ["Events:  <none>"]
+    rows = [["Type", "Reason", "Age", "From", "Message"], ["----", "------", "----", "----", "-------"]]
+    for e in sorted(events, key=lambda e: e.first_timestamp):
+        age = human_duration(now - e.last_timestamp)
+        if e.count > 1:
+            age = f"{age} (x{e.count} over {human_duration(e.last_timestamp - e.first_timestamp)})"
+        rows.append([e.type, e.reason, age, e.source, e.message])
+    return ["Events:"] + ["  " + line for line in _table(rows).splitlines()]
+
+
+def describe_pod(result, name: str, namespace: str = "default") -> str:
+    p = result.pod(name, namespace)
+    if p is None:
+        raise KeyError(f'pods "{name}" not found')
+    now = result.end
+    lines = [f"Name:             {p.metadata.name}", f"Namespace:        {p.metadata.namespace}",
+             f"Priority:         {p.spec.priority or 0}"]
+    if p.spec.priority_class_name:
+        lines.append(f"Priority Class Name:  {p.spec.priority_class_name}")
+    lines += [f"Node:             {p.spec.node_name or '<none>'}",
+              f"Start Time:       {'t=%gs' % t(p.status.start_time) if p.status.start_time is not None else '<none>'}",
+              "Labels:           " + (", ".join(f"{k}={v}" for k, v in sorted(p.metadata.labels.items())) or "<none>"),
+              "Annotations:      " + (", ".join(f"{k}: {v}" for k, v in sorted(p.metadata.annotations.items())) or "<none>"),
+              f"Status:           {p.status.phase or 'Pending'}"]
+    if p.status.reason:
+        lines.append(f"Reason:           {p.status.reason}")
+    if p.status.message:
+        lines.append(f"Message:          {p.status.message}")
+    if p.status.nominated_node_name:
+        lines.append(f"NominatedNodeName:  {p.status.nominated_node_name}")
+    lines.append("Containers:")
+    kl = result.kubelets.get(p.spec.node_name)
+    for i, c in enumerate(p.spec.containers):
+        lines.append(f"  {c.name}:")
+        lines.append(f"    Image:          {c.image or '<none>'}")
+        cs = p.status.container_statuses[i] if i < len(p.status.container_statuses) else None
+        if cs is not None:
+            st = cs.state
+            if st.running:
+                lines += ["    State:          Running", f"      Started:      t={t(st.running.started_at):g}s"]
+            elif st.terminated:
+                lines += ["    State:          Terminated", f"      Reason:       {st.terminated.reason}",
+                          f"      Exit Code:    {st.terminated.exit_code}",
+                          f"      Started:      t={t(st.terminated.started_at):g}s",
+                          f"      Finished:     t={t(st.terminated.finished_at):g}s"]
+            elif st.waiting:
+                lines += ["    State:          Waiting", f"      Reason:       {st.waiting.reason}"]
+            lines += [f"    Ready:          {cs.ready}", f"    Restart Count:  {cs.restart_count}"]
+        for part in ("limits", "requests"):
+            vals = getattr(c.resources, part)
+            if vals:
+                lines.append(f"    {part.capitalize()}:")
+                lines += [f"      {k}:  {v}" for k, v in sorted(vals.items())]
+        devs = result_devices(result, p).get(c.name) if kl else None
+        if devs:
+            lines.append(f"    Environment:\n      NVIDIA_VISIBLE_DEVICES:  {','.join(devs)}")
+    if p.status.conditions:
+        lines.append("Conditions:")
+        rows = [["Type", "Status"]] + [[c.type, c.status] for c in p.status.conditions]
+        lines += ["  " + line for line in _table(rows).splitlines()]
+    tol = [f"{x.key}:{x.effect} op={x.operator or 'Equal'}" + (f" for {x.toleration_seconds}s" if x.toleration_seconds else "")
+           for x in p.spec.tolerations]
+    lines.append("Tolerations:      " + ("\n                  ".join(tol) if tol else "<none>"))
+    lines += _events_block(result.events.for_object("Pod", p.metadata.namespace, p.metadata.name), now)
+    return "\n".join(lines)
+
+
+def result_devices(result, pod) -> dict[str, list[str]]:
+    """container → device IDs, from the AllocResp the kubelet checkpointed (or the holdings record)."""
+    out: dict[str, list[str]] = {}
+    kl = result.kubelets.get(pod.spec.node_name)
+    if kl is None:
+        return out
+    from ..node.checkpoint import CHECKPOINT_FILE
+    for e in kl.disk.get(CHECKPOINT_FILE, {}).get("Data", {}).get("PodDeviceEntries", []):
+        if e["PodUID"] == pod.metadata.uid:
+            out.setdefault(e["ContainerName"], []).extend(i for g in e["DeviceIDs"].values() for i in g)
+    if not out:
+        for h in result.ctx.holdings:
+            if h.pod == pod.metadata.name and h.namespace == pod.metadata.namespace:
+                out.setdefault(pod.spec.containers[0].name, []).append(h.device)
+    return out
+
+
+def node_allocated(result, node) -> dict[str, Fraction]:
+    total: dict[str, Fraction] = {}
+    for p in result.api.list("Pod", lambda p: p.spec.node_name == node.metadata.name):
+        if p.status.phase in ("Succeeded", "Failed"):
+            continue
+        for k, v in pod_requests(p).items():
+            total[k] = total.get(k, Fraction(0)) + v
+    return total
+
+
+def describe_node(result, name: str) -> str:
+    n = result.api.get("Node", "", name)
+    if n is None:
+        raise KeyError(f'nodes "{name}" not found')
+    lines = [f"Name:               {name}", "Labels:             " +
+             "\n                    ".join(f"{k}={v}" for k, v in sorted(n.metadata.labels.items())),
+             "Taints:             " + ("\n                    ".join(
+                 f"{x.key}{'=' + x.value if x.value else ''}:{x.effect}" for x in n.spec.taints) or "<none>"),
+             f"Unschedulable:      {str(n.spec.unschedulable).lower()}", "Conditions:"]
+    for c in n.status.conditions:
+        lines.append(f"  {c.type}  {c.status}  {c.reason}  {c.message}")
+    for part in ("capacity", "allocatable"):
+        lines.append(f"{part.capitalize()}:")
+        lines += [f"  {k}:  {v}" for k, v in sorted(getattr(n.status, part).items())]
+    alloc = node_allocated(result, n)
+    lines.append("Allocated resources:\n  Resource           Requests")
+    for k in sorted(set(alloc) | {"cpu", "memory"}):
+        lines.append(f"  {k:<18} {format_quantity(alloc.get(k, Fraction(0)), binary=k == 'memory')}")
+    lines += _events_block(result.events.for_object("Node", "", name), result.end)
+    return "\n".join(lines)
+
+
+def to_json(result) -> dict[str, Any]:
+    """The JSON contract of DESIGN.md (times in simulated seconds from 0)."""
+    pods = []
+    for p in result.pods():
+        started = [cs.state.running.started_at if cs.state.running else
+                   (cs.state.terminated.started_at if cs.state.terminated else None)
+                   for cs in p.status.container_statuses]
+        finished = [cs.state.terminated.finished_at for cs in p.status.container_statuses if cs.state.terminated]
+        sched = p.status.condition("PodScheduled")
+        devices: dict[str, list[str]] = {}
+        for h in result.ctx.holdings:
+            if h.pod == p.metadata.name and h.namespace == p.metadata.namespace:
+                devices.setdefault(h.resource, [])
+                if h.device not in devices[h.resource]:
+                    devices[h.resource].append(h.device)
+        pods.append({
+            "namespace": p.metadata.namespace, "name": p.metadata.name, "phase": p.status.phase or "Pending",
+            "reason": p.status.reason, "message": p.status.message, "nodeName": p.spec.node_name,
+            "devices": devices, "createdAt": t(p.metadata.creation_timestamp),
+            "scheduledAt": t(sched.last_transition_time) if sched is not None and sched.status == "True" else None,
+            "startedAt": t(min(s for s in started if s is not None)) if any(s is not None for s in started) else None,
+            "finishedAt": t(max(finished)) if finished and p.status.phase in ("Succeeded", "Failed") else None,
+            "restarts": sum(c.restart_count for c in p.status.container_statuses),
+        })
+    nodes = []
+    for n in result.nodes():
+        alloc = node_allocated(result, n)
+        nodes.append({"name": n.metadata.name, "labels": dict(sorted(n.metadata.labels.items())),
+                      "capacity": dict(sorted(n.status.capacity.items())),
+                      "allocatable": dict(sorted(n.status.allocatable.items())),
+                      "allocated": {k: format_quantity(v, binary=k == "memory") for k, v in sorted(alloc.items())},
+                      "ready": node_ready(n) == "Ready"})
+    events = [{"time": t(e.time), "type": e.type, "reason": e.reason,
+               "object": {"kind": e.object.kind, "namespace": e.object.namespace, "name": e.object.name},
+               "message": e.message, "source": e.source} for e in result.events.log]
+    jobs = [{"namespace": j.metadata.namespace, "name": j.metadata.name, "active": j.status.active,
+             "succeeded": j.status.succeeded, "failed": j.status.failed,
+             "conditions": [c.type for c in j.status.conditions if c.status == "True"],
+             "completionTime": t(j.status.completion_time)} for j in result.jobs()]
+    allocations = [{"node": h.node, "resource": h.resource, "device": h.device, "namespace": h.namespace,
+                    "pod": h.pod, "start": t(h.start), "end": t(h.end)} for h in result.ctx.holdings]
+    return {"seed": result.seed, "end": t(result.end), "pods": pods, "nodes": nodes, "jobs": jobs,
+            "events": events, "allocations": allocations}

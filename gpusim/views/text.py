@@ -1,0 +1,15 @@
+"""Plain-text views of the trace."""
+from __future__ import annotations
+
+from .kubectl import t
+
+
+def trace_table(result, component: str | None = None, obj: str | None = None) -> str:
+    lines = [f"{'TIME':>10}  {'COMPONENT':<34} {'FUNCTION':<58} {'OBJECT':<34} RESULT"]
+    for r in result.trace.records:
+        if component and not r.component.startswith(component):
+            continue
+        if obj and r.object != obj:
+            continue
+        lines.append(f"{t(r.time):>10g}  {r.component:<34} {r.function:<58} {r.object:<34} {r.result}")
+    return "\n".join(lines)
