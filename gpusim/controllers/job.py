@@ -36,6 +36,7 @@ class JobController:
         self._pods = ctx.api.watch("Pod")
         self._jobs = ctx.api.watch("Job")
         self._counted: set[str] = set()
+        self._owned: dict[str, dict[str, Pod]] = {}   # job UID → pod UID → pod (the informer's index)
         ctx.env.process(self._job_loop())
         ctx.env.process(self._pod_loop())
 
@@ -57,18 +58,33 @@ class JobController:
             if owner is None or owner.uid not in self.jobs:
                 continue
             job = self.jobs[owner.uid]
-            uid = pod.metadata.uid
-            gone = ev.type == DELETED or pod.metadata.deletion_timestamp is not None
-            if uid not in self._counted and (pod.status.phase in ("Succeeded", "Failed") or gone):
-                self._counted.add(uid)
-                if pod.status.phase == "Succeeded":
-                    job.status.succeeded += 1
-                else:
-                    job.status.failed += 1
+            owned = self._owned.setdefault(owner.uid, {})
+            if ev.type == DELETED:
+                owned.pop(pod.metadata.uid, None)
+                self._count(job, pod, gone=True)
+            else:
+                owned[pod.metadata.uid] = pod
             self.sync(job)
 
+    def _count(self, job: Job, pod: Pod, gone: bool = False) -> None:
+        """Count a finished pod once (upstream tracks this with the batch.kubernetes.io/job-tracking
+        finalizer); a pod deleted or terminating before it finished counts as failed."""
+        uid = pod.metadata.uid
+        if uid in self._counted:
+            return
+        if pod.status.phase == "Succeeded":
+            job.status.succeeded += 1
+        elif pod.status.phase == "Failed" or gone or pod.metadata.deletion_timestamp is not None:
+            job.status.failed += 1
+        else:
+            return
+        self._counted.add(uid)
+
     def _pods_of(self, job: Job) -> list[Pod]:
-        return self.ctx.api.list("Pod", lambda p: any(o.uid == job.metadata.uid for o in p.metadata.owner_references))
+        pods = list(self._owned.get(job.metadata.uid, {}).values())
+        for p in pods:
+            self._count(job, p)
+        return pods
 
     def _finished(self, job: Job) -> bool:
         return any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)
@@ -143,6 +159,7 @@ class JobController:
                                                            True, True)])
         pod = Pod(metadata=meta, spec=tmpl.spec)
         ctx.api.create(pod)
+        self._owned.setdefault(job.metadata.uid, {})[pod.metadata.uid] = pod
         ctx.event(job, NORMAL, "SuccessfulCreate", f"Created pod: {name}", SOURCE)
 
     def _finish(self, job: Job, ctype: str, reason: str, message: str) -> None:
