@@ -295,6 +295,9 @@ def _validate_objects(sc: Scenario) -> None:
         if s.type in ("KubeletRestart", "DevicePluginCrash") and s.downtime is not None \
                 and parse_duration(s.downtime) == 0:
             raise _err(fault, src, "spec.downtime", f'Invalid value: "{s.downtime}": must be greater than 0')
+        if s.type == "NodeDown" and s.downtime is not None:
+            raise _err(fault, src, "spec.downtime", "Forbidden: a NodeDown node does not come back in this version "
+                       "of gpusim")
         if s.type == "XidError" and s.downtime is not None:
             raise _err(fault, src, "spec.downtime", "Forbidden: an XidError has no downtime; the device stays "
                        "Unhealthy until the device plugin restarts")

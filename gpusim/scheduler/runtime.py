@@ -103,6 +103,28 @@ class Framework:
         for p in reversed(self.points["Reserve"]):
             p.unreserve(state, pi, node)
 
+    def run_permit(self, state, pi, node) -> Status:
+        """RunPermitPlugins. Wait (a waiting pod, capped at 15 minutes) arrives with the Coscheduling
+        issue; until then a Wait from a plugin is reported as an error rather than ignored."""
+        for p in self.points["Permit"]:
+            st, _timeout = p.permit(state, pi, node)
+            if st.code == Code.Wait:
+                return Status(Code.Error, [f"plugin {p.name} asked to wait: waiting pods are not supported yet"]).with_plugin(p.name)
+            if not st.is_success():
+                return st.with_plugin(p.name)
+        return Status()
+
+    def run_pre_bind(self, state, pi, node) -> Status:
+        for p in self.points["PreBind"]:
+            st = p.pre_bind(state, pi, node)
+            if not st.is_success() and st.code != Code.Skip:
+                return st.with_plugin(p.name)
+        return Status()
+
+    def run_post_bind(self, state, pi, node) -> None:
+        for p in self.points["PostBind"]:
+            p.post_bind(state, pi, node)
+
     def run_bind(self, state, pi, node) -> Status:
         for p in self.points["Bind"]:
             st = p.bind(state, pi, node)

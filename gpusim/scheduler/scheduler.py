@@ -197,6 +197,8 @@ class Scheduler:
         self.nodes[node].add_pod(pi)
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).assume", ref, "Success", node=node)
         st = fw.run_reserve(state, pi, node)
+        if st.is_success():
+            st = fw.run_permit(state, pi, node)
         if not st.is_success():
             fw.run_unreserve(state, pi, node)
             self._forget(pi, node)
@@ -307,7 +309,9 @@ class Scheduler:
             return
         set_condition(pod.status.conditions, "PodScheduled", "True", ctx.now)
         pod.status.nominated_node_name = ""
-        st = fw.run_bind(state, pi, node)
+        st = fw.run_pre_bind(state, pi, node)
+        if st.is_success():
+            st = fw.run_bind(state, pi, node)
         ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
         if not st.is_success():
             fw.run_unreserve(state, pi, node)
@@ -317,4 +321,5 @@ class Scheduler:
         ctx.trace.add(ctx.now, self.name, "defaultbinder.(*DefaultBinder).Bind", ref, "Success", node=node)
         ctx.event(pod, NORMAL, "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} "
                   f"to {node}", self.name)
+        fw.run_post_bind(state, pi, node)
         self.qpis.pop(pod.metadata.uid, None)
