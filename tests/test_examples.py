@@ -89,6 +89,9 @@ def test_lifecycle(capsys):
         if a["startedAt"] < b["finishedAt"] and b["startedAt"] < a["finishedAt"]:
             assert not set(a["devices"][GPU]) & set(b["devices"][GPU]), (a["name"], b["name"])
     assert len({d for p in pods.values() for d in p["devices"][GPU]}) == 7
+    for a, b in combinations(data["allocations"], 2):
+        if a["device"] == b["device"] and a["pod"] != b["pod"]:
+            assert not overlapping(a, b), (a, b)
     # Every device allocation record is released when its pod finishes.
     for rec in data["allocations"]:
         assert rec["end"] == pytest.approx(pods[rec["pod"]]["finishedAt"])
@@ -206,6 +209,26 @@ def test_runs_are_byte_identical(name, capsys):
     assert cli(capsys, "run", path, "-o", "events") == cli(capsys, "run", path, "-o", "events")
 
 
+def test_output_does_not_depend_on_the_process(tmp_path):
+    """Same input, same bytes, across interpreter processes with different string-hash seeds
+    (set and dict iteration order must not leak into scheduling or device choices)."""
+    import os
+    import subprocess
+    import sys
+    script = ("from gpusim.cli import main\n"
+              f"for n in {NAMES!r}:\n"
+              f"    main(['run', {str(EXAMPLES)!r} + '/' + n + '.yaml', '-o', 'json'])\n")
+    outs = []
+    for hashseed in ("0", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=hashseed)
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    assert outs[0].count('"seed": ') == len(NAMES)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_seed_changes_gpu_uuids(name, capsys):
     default = run_json(capsys, name)
@@ -253,3 +276,13 @@ def test_event_times_keep_millisecond_precision(capsys):
     out = cli(capsys, "run", str(EXAMPLES / "queueing.yaml"), "-o", "events")
     scheduled = next(line for line in out.splitlines() if "Scheduled" in line and "train-3" in line)
     assert scheduled.startswith("t=1211.002s"), scheduled
+
+
+def test_wide_output_shows_nodes(capsys):
+    out = cli(capsys, "run", str(EXAMPLES / "queueing.yaml"), "-o", "wide")
+    header, *rows = out.splitlines()
+    assert header.split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
+                              "READINESS", "GATES"]
+    nodes = {row.split()[0]: row.split()[6] for row in rows}
+    assert nodes["train-3"] == nodes["train-2"] != nodes["train-1"]
+    assert set(nodes.values()) == {"h100-0", "h100-1"}

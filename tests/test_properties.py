@@ -4,7 +4,8 @@ whatever the scheduler, kubelets and device plugins decide.
 - a GPU is never held by two pods at overlapping times;
 - at every allocation instant no node has more GPUs held than it has;
 - a pod holds exactly the GPUs it asked for, all on its own node;
-- every pod ends in a real phase, and a Succeeded pod ran exactly its ``gpusim.io/duration``.
+- every pod ends in a real phase, and a Succeeded pod ran exactly its ``gpusim.io/duration``;
+- the run ends only when nothing more can happen (no pod left Running or stuck while it fits).
 
 Scenarios are written as YAML text, the way a user writes them, and run with
 ``gpusim.controlplane.simulation.run(text=...)``.
@@ -134,6 +135,17 @@ def check_invariants(pools, pods, faults, seed) -> None:
             assert all(h.end is not None for h in holdings if h.pod == pod.metadata.name)
         if phase == "Failed":
             assert not [h for h in holdings if h.pod == pod.metadata.name and h.end is None]
+
+    # 5. The run ends only when nothing more can happen: every pod has a duration, so none is left
+    #    Running, and a pod left Pending is unbound and asks for more GPUs than any node offers now.
+    free_now = max(int(n.status.allocatable.get(GPU, "0")) for n in result.nodes())
+    for i, spec in enumerate(pods):
+        pod = pods_by_name[f"pod-{i}"]
+        phase = pod.status.phase or "Pending"
+        assert phase != "Running", f"{pod.metadata.name} still Running at the end ({result.end})\n{text}"
+        if phase == "Pending":
+            assert not pod.spec.node_name, f"{pod.metadata.name} bound but never admitted\n{text}"
+            assert spec["gpus"] > free_now, f"{pod.metadata.name} fits but stayed Pending\n{text}"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -193,7 +193,7 @@ def test_invalid_input_names_file_document_object_field(case: Case):
         assert "document 0" not in msg, msg
 
 
-def test_every_corpus_case_is_rejected():
+def test_corpus_texts_are_valid_once_the_mistake_is_fixed():
     """Guard the corpus itself: each text is invalid only because of its one deliberate mistake."""
     fixed = {
         "unknown-field": docs(SIM, POOL, pod()),
