@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test pytest nbval bench clean
+.PHONY: lab test pytest nbval bench clean notebooks
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,3 +25,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Re-execute every notebook in place and drop volatile execution timestamps (outputs are committed).
+notebooks: $(STAMP)
+	for nb in course/*.ipynb; do (cd $$(dirname $$nb) && ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace $$(basename $$nb)); done
+	$(BIN)/python .ci/strip_execution_metadata.py

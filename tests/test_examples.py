@@ -268,10 +268,6 @@ def test_describe_missing_pod_is_not_found(capsys):
     assert err == 'Error from server (NotFound): pods "nope" not found\n'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gpusim bug: views/kubectl.py formats simulated times with '%g' (6 significant digits), so "
-    "t=1211.002 prints as 't=1211s' in `-o events` and `describe pod`, hiding the 1.002s admission "
-    "latency after 1000s and switching to exponent notation after ~11.6 days"))
 def test_event_times_keep_millisecond_precision(capsys):
     out = cli(capsys, "run", str(EXAMPLES / "queueing.yaml"), "-o", "events")
     scheduled = next(line for line in out.splitlines() if "Scheduled" in line and "train-3" in line)

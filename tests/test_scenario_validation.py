@@ -90,14 +90,11 @@ class Case:
     obj: Optional[str]          # 'Kind "name"' as the error renders it
     path: Optional[str]         # field path
     message: list[str] = field(default_factory=list)
-    xfail: Optional[str] = None
 
 
 CASES = [
     Case("unknown-kind", docs(SIM, "apiVersion: v1\nkind: Foo\nmetadata: {name: bar}\nspec: {}\n"), 2,
-         None, None, ['no matches for kind "Foo" in version "v1"'],
-         xfail="gpusim bug: the unknown-kind error omits the object's name (\"bar\"); scenario.py "
-               "promises every error names the object, and kubectl names it too"),
+         'Foo "bar"', None, ['no matches for kind "Foo" in version "v1"']),
     Case("unknown-field", docs(SIM, POOL, pod(spec="\n  foo: 1")), 3,
          'Pod "default/train"', None, ['strict decoding error: unknown field "spec.foo"']),
     Case("unknown-field-nested", docs(POOL, pool("{count: 1, gpu: {model: T4, count: 2, memory: 16Gi}}", "t4")), 2,
@@ -157,16 +154,13 @@ CASES = [
     Case("bad-pod-name", docs(POOL, pod("Train_1")), 2,
          'Pod "default/Train_1"', "metadata.name", ['Invalid value: "Train_1"', "RFC 1123"]),
     Case("yaml-syntax", docs(SIM, "apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: [\n"), 2,
-         None, None, ["YAML syntax error (line 9, column 5)"],
-         xfail="gpusim bug: a YAML syntax error is reported in \"document 0\" (read_documents uses "
-               "Source(path, 0)); documents are 1-based and the error is in document 2"),
+         None, None, ["YAML syntax error (line 9, column 5)"]),
 ]
 
 
 def _params():
     for c in CASES:
-        marks = [pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else []
-        yield pytest.param(c, id=c.id, marks=marks)
+        yield pytest.param(c, id=c.id)
 
 
 def _error(text: str) -> str:
@@ -187,8 +181,6 @@ def test_invalid_input_names_file_document_object_field(case: Case):
         assert f"{case.path}: " in msg, msg
     for part in case.message:
         assert part in msg, msg
-    if case.id == "unknown-kind":   # the strict expectation behind this case's xfail
-        assert '"bar"' in msg, msg
     if case.id == "yaml-syntax":
         assert "document 0" not in msg, msg
 

@@ -506,11 +506,6 @@ spec:
 
 # --- the cluster is up at t=0 ----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gpusim bug: Simulation.__init__ posts every node status at t=0 but submits t=0 workloads before "
-    "the scheduler's node informer has processed those updates (one per scheduling cycle), so a pod "
-    "created at t=0 is scheduled against nodes that still show no nvidia.com/gpu: spurious "
-    "FailedScheduling '0/4 nodes are available: 4 Insufficient nvidia.com/gpu' and a 1s backoff"))
 def test_pod_at_t0_sees_every_node():
     r = simulate(pool("small", count=3, gpus=1, model="T4"), pool("big", count=1, gpus=8),
                  pod("train", gpus=8))

@@ -80,7 +80,8 @@ def decode_document(doc: Any, source: Source) -> Any:
         raise InputError("kind not set", source, "", "", name, "kind")
     cls = KINDS.get((api_version, kind))
     if cls is None:
-        raise InputError(f'no matches for kind "{kind}" in version "{api_version}"', source, "", "", "", "")
+        ns = (doc.get("metadata") or {}).get("namespace", "") if isinstance(doc.get("metadata"), dict) else ""
+        raise InputError(f'no matches for kind "{kind}" in version "{api_version}"', source, str(kind), ns, name, "")
     try:
         return decode(cls, doc)
     except FieldError as e:
@@ -97,15 +98,18 @@ def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Sou
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
-            raise InputError(f"cannot read file: {e.strerror}", Source(path, 0)) from None
+            raise InputError(f"{path}: cannot read file: {e.strerror}") from None
     out: list[tuple[Any, Source]] = []
+    docs = []
     try:
-        docs = list(yaml.safe_load_all(text))
+        for doc in yaml.safe_load_all(text):
+            docs.append(doc)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(e, "problem", None) or str(e)
-        raise InputError(f"YAML syntax error{where}: {problem}", Source(path, 0)) from None
+        # The failing document is the one after the last that parsed.
+        raise InputError(f"YAML syntax error{where}: {problem}", Source(path, len(docs) + 1)) from None
     for i, doc in enumerate(docs, start=1):
         if doc is None:
             continue

@@ -107,6 +107,8 @@ class Simulation:
         for kl in self.kubelets.values():
             kl.post_node_status()
             kl.channel.latency = timing.grpc_latency
+        while env.peek() == 0:   # the scheduler's informers see every node before workloads arrive
+            env.step()
         for obj in [*sc.pods, *sc.jobs]:
             env.process(self._submit(obj))
         for fault in sc.faults:

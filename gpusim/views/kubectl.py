@@ -14,6 +14,11 @@ def t(x: Optional[float]) -> Optional[float]:
     return None if x is None else round(float(x), 6)
 
 
+def ts(x: float) -> str:
+    """A simulated instant as text, to the millisecond: ``t=1211.002s``, ``t=30s``."""
+    return "t=" + f"{float(x):.3f}".rstrip("0").rstrip(".") + "s"
+
+
 def human_duration(seconds: float) -> str:
     """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
     s = int(seconds)
@@ -91,7 +96,7 @@ def get_nodes(result) -> str:
 def get_events(result) -> str:
     rows = [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
     for e in sorted(result.events.events, key=lambda e: e.last_timestamp):
-        rows.append([f"t={t(e.last_timestamp):g}s", e.type, e.reason,
+        rows.append([ts(e.last_timestamp), e.type, e.reason,
                      f"{e.involved_object.kind.lower()}/{e.involved_object.name}", e.message])
     return _table(rows) if len(rows) > 1 else "No events found."
 
@@ -118,7 +123,7 @@ def describe_pod(result, name: str, namespace: str = "default") -> str:
     if p.spec.priority_class_name:
         lines.append(f"Priority Class Name:  {p.spec.priority_class_name}")
     lines += [f"Node:             {p.spec.node_name or '<none>'}",
-              f"Start Time:       {'t=%gs' % t(p.status.start_time) if p.status.start_time is not None else '<none>'}",
+              f"Start Time:       {ts(p.status.start_time) if p.status.start_time is not None else '<none>'}",
               "Labels:           " + (", ".join(f"{k}={v}" for k, v in sorted(p.metadata.labels.items())) or "<none>"),
               "Annotations:      " + (", ".join(f"{k}: {v}" for k, v in sorted(p.metadata.annotations.items())) or "<none>"),
               f"Status:           {p.status.phase or 'Pending'}"]
@@ -137,12 +142,12 @@ def describe_pod(result, name: str, namespace: str = "default") -> str:
         if cs is not None:
             st = cs.state
             if st.running:
-                lines += ["    State:          Running", f"      Started:      t={t(st.running.started_at):g}s"]
+                lines += ["    State:          Running", f"      Started:      {ts(st.running.started_at)}"]
             elif st.terminated:
                 lines += ["    State:          Terminated", f"      Reason:       {st.terminated.reason}",
                           f"      Exit Code:    {st.terminated.exit_code}",
-                          f"      Started:      t={t(st.terminated.started_at):g}s",
-                          f"      Finished:     t={t(st.terminated.finished_at):g}s"]
+                          f"      Started:      {ts(st.terminated.started_at)}",
+                          f"      Finished:     {ts(st.terminated.finished_at)}"]
             elif st.waiting:
                 lines += ["    State:          Waiting", f"      Reason:       {st.waiting.reason}"]
             lines += [f"    Ready:          {cs.ready}", f"    Restart Count:  {cs.restart_count}"]

@@ -11,5 +11,5 @@ def trace_table(result, component: str | None = None, obj: str | None = None) ->
             continue
         if obj and r.object != obj:
             continue
-        lines.append(f"{t(r.time):>10g}  {r.component:<34} {r.function:<58} {r.object:<34} {r.result}")
+        lines.append(f"{t(r.time):>10.3f}  {r.component:<34} {r.function:<58} {r.object:<34} {r.result}")
     return "\n".join(lines)
