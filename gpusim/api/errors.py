@@ -37,7 +37,7 @@ class InputError(ValueError):
         where = f"{self.source}: " if self.source else ""
         obj = ""
         if self.kind:
-            ref = f"{self.namespace}/{self.name}" if self.namespace else (self.name or "<unnamed>")
-            obj = f'{self.kind} "{ref}" is invalid: '
+            ref = f"{self.namespace}/{self.name}" if self.namespace else self.name
+            obj = f'{self.kind} "{ref}" is invalid: ' if ref else f"{self.kind} is invalid: "
         field = f"{self.path}: " if self.path else ""
         return f"error: {where}{obj}{field}{self.message}"

@@ -17,6 +17,7 @@ from .core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, Pod
 from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
 from .gpusim_v1alpha1 import FAULT_TYPES, Fault, NodePool, Simulation
+from .kubescheduler_config_v1 import KubeSchedulerConfiguration
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
 from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
@@ -27,10 +28,15 @@ KINDS: dict[tuple[str, str], type] = {
     ("batch/v1", "Job"): Job, ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
     ("gpusim.io/v1alpha1", "Fault"): Fault,
+    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
 }
+SINGLETONS = ("Simulation", "KubeSchedulerConfiguration")
 NAMESPACED = {"Pod", "ConfigMap", "Job"}
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MAX_POOL_NODES = 100_000
+# Versions whose scheduler behaviour differs where gpusim models it (taint message ≤1.33,
+# resource Unresolvable ≥1.34, BalancedAllocation formula 1.36).
+KUBERNETES_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
 MAX_GPUS_PER_NODE = 16
 
 
@@ -48,6 +54,9 @@ class Scenario:
     jobs: list[Job] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
+    scheduler_config: Optional[KubeSchedulerConfiguration] = None
+    scheduler_profiles: list = field(default_factory=list, repr=False)
+    scheduler_queue: dict = field(default_factory=dict, repr=False)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
 
     def source(self, obj: Any) -> Optional[Source]:
@@ -86,8 +95,9 @@ def decode_document(doc: Any, source: Source) -> Any:
         return decode(cls, doc)
     except FieldError as e:
         shell = cls()
-        shell.metadata.name = name
-        shell.metadata.namespace = (doc.get("metadata") or {}).get("namespace") or "default"
+        if hasattr(shell, "metadata"):
+            shell.metadata.name = name
+            shell.metadata.namespace = (doc.get("metadata") or {}).get("namespace") or "default"
         raise _err(shell, source, e.path, e.message) from None
 
 
@@ -126,15 +136,15 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         docs += read_documents(label, text)
     sc = Scenario()
     seen: dict[tuple[str, str, str], Source] = {}
-    simulations = []
+    singletons: dict[str, list] = {k: [] for k in SINGLETONS}
     for doc, source in docs:
         obj = decode_document(doc, source)
         sc.sources[id(obj)] = source
         kind = obj.kind
         if kind in NAMESPACED and not obj.metadata.namespace:
             obj.metadata.namespace = "default"
-        if kind == "Simulation":
-            simulations.append(obj)
+        if kind in SINGLETONS:
+            singletons[kind].append(obj)
             continue
         if kind == "Pod" and not obj.metadata.name and obj.metadata.generate_name:
             raise _err(obj, source, "metadata.name", "Required value: gpusim needs explicit pod names "
@@ -147,12 +157,16 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
          "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
          "Fault": sc.faults}[kind].append(obj)
-    if len(simulations) > 1:
-        raise InputError(f"at most one Simulation object is allowed; another is in {sc.sources[id(simulations[0])]}",
-                         sc.sources[id(simulations[1])], "Simulation", "", simulations[1].metadata.name)
-    if simulations:
-        sc.simulation = simulations[0]
+    for kind, objs in singletons.items():
+        if len(objs) > 1:
+            raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",
+                             sc.sources[id(objs[1])], kind, "", getattr(getattr(objs[1], "metadata", None), "name", ""))
+    if singletons["Simulation"]:
+        sc.simulation = singletons["Simulation"][0]
+    if singletons["KubeSchedulerConfiguration"]:
+        sc.scheduler_config = singletons["KubeSchedulerConfiguration"][0]
     _validate_simulation(sc)
+    _build_scheduler(sc)
     _expand_pools(sc)
     _explicit_node_gpus(sc)
     _validate_objects(sc)
@@ -171,6 +185,16 @@ def _duration(obj: Any, sc: Scenario, path: str, value: Optional[str], positive:
     return d
 
 
+def _build_scheduler(sc: Scenario) -> None:
+    from ..scheduler.profile import build_profiles
+    from ..scheduler.registry import in_tree_registry
+    try:
+        sc.scheduler_profiles, sc.scheduler_queue = build_profiles(sc.scheduler_config, in_tree_registry())
+    except FieldError as e:
+        cfg = sc.scheduler_config
+        raise InputError(e.message, sc.source(cfg), "KubeSchedulerConfiguration", "", "", e.path) from None
+
+
 def _validate_simulation(sc: Scenario) -> None:
     sim = sc.simulation
     if sim.spec.seed < 0:
@@ -179,9 +203,10 @@ def _validate_simulation(sc: Scenario) -> None:
     for f in dataclasses.fields(sim.spec.timing):
         from .schema import json_name
         _duration(sim, sc, f"spec.timing.{json_name(f)}", getattr(sim.spec.timing, f.name))
-    if sim.spec.kubernetes_version not in ("1.36",):
+    if sim.spec.kubernetes_version not in KUBERNETES_VERSIONS:
         raise _err(sim, sc.source(sim), "spec.kubernetesVersion",
-                   f'Unsupported value: "{sim.spec.kubernetes_version}": supported values: "1.36"')
+                   f'Unsupported value: "{sim.spec.kubernetes_version}": supported values: '
+                   + ", ".join(f'"{v}"' for v in KUBERNETES_VERSIONS))
 
 
 def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = True) -> None:

@@ -95,7 +95,9 @@ class Simulation:
                 model, count = sc.gpus[node.metadata.name]
                 plugin = NvidiaDevicePlugin(env, node.metadata.name, model, gpu_uuids(rng, count), ctx.trace)
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
-        self.scheduler = Scheduler(ctx)
+        version = tuple(int(x) for x in spec.kubernetes_version.split("."))
+        self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
+                                   k8s_version=version)
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.

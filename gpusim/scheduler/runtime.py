@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, PodInfo, QueuedPodInfo, Status
-from .registry import DEFAULT_PLUGINS, Registry, in_tree_registry
+from .registry import Registry, in_tree_registry
 
 POINT_METHODS = {"PreEnqueue": "pre_enqueue", "QueueSort": "less", "PreFilter": "pre_filter",
                  "Filter": "filter", "PostFilter": "post_filter", "PreScore": "pre_score", "Score": "score",
@@ -14,16 +14,17 @@ POINT_METHODS = {"PreEnqueue": "pre_enqueue", "QueueSort": "less", "PreFilter": 
 
 
 class Framework:
-    def __init__(self, scheduler_name: str, handle: Any, registry: Optional[Registry] = None,
-                 plugins: Optional[list[tuple[str, int]]] = None):
-        self.scheduler_name = scheduler_name
+    """One profile: plugin instances (one per name, shared by the points it serves), in order."""
+
+    def __init__(self, spec: Any, handle: Any, registry: Optional[Registry] = None):
+        self.spec = spec
+        self.scheduler_name = spec.scheduler_name
         registry = registry or in_tree_registry()
-        self.plugins = []
-        self.weights: dict[str, int] = {}
-        for name, weight in plugins or DEFAULT_PLUGINS:
-            self.plugins.append(registry[name](None, handle))
-            self.weights[name] = weight or 1   # getValidScoreWeights: 0 → 1
-        self.points = {pt: [p for p in self.plugins if hasattr(p, m)] for pt, m in POINT_METHODS.items()}
+        names = list(dict.fromkeys(n for pt in POINT_METHODS for n in spec.points.get(pt, ())))
+        by_name = {n: registry[n](spec.args.get(n), handle) for n in names}
+        self.plugins = list(by_name.values())
+        self.weights: dict[str, int] = {n: spec.weights.get(n, 1) for n in names}
+        self.points = {pt: [by_name[n] for n in spec.points.get(pt, ())] for pt in POINT_METHODS}
         if len(self.points["QueueSort"]) != 1:
             raise ValueError("only one QueueSort plugin may be enabled per profile")
 
@@ -72,12 +73,11 @@ class Framework:
 
     def run_score(self, state: CycleState, pi: PodInfo, nodes: list[NodeInfo]) -> tuple[dict[str, int], dict]:
         """PreScore, Score, NormalizeScore, weights → total per node, and the per-plugin breakdown."""
-        active = []
+        skipped = set()
         for p in self.points["PreScore"]:
-            st = p.pre_score(state, pi, nodes)
-            if st.code != Code.Skip:
-                active.append(p)
-        scorers = [p for p in self.points["Score"] if p in active or not hasattr(p, "pre_score")]
+            if p.pre_score(state, pi, nodes).code == Code.Skip:
+                skipped.add(p.name)
+        scorers = [p for p in self.points["Score"] if p.name not in skipped]
         totals = {ni.name: 0 for ni in nodes}
         breakdown: dict[str, dict[str, tuple[int, int, int]]] = {ni.name: {} for ni in nodes}
         for p in scorers:

@@ -16,6 +16,8 @@ from .framework import (ERR_NO_NODES_AVAILABLE, Code, CycleState, Diagnosis, Fit
                         QueuedPodInfo, Status)
 from .plugins.queuesort import pod_priority
 from .queue import SchedulingQueue
+from .profile import ProfileSpec, build_profiles
+from .registry import Registry, in_tree_registry
 from .runtime import Framework
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -45,18 +47,27 @@ class Attempt:
     statuses: dict[str, str] = field(default_factory=dict)     # node → "Plugin: reason, reason"
     scores: dict[str, dict] = field(default_factory=dict)       # node → plugin → (raw, normalized, weighted)
     message: str = ""
+    profile: str = DEFAULT_SCHEDULER_NAME
+    feasible: list[str] = field(default_factory=list)
 
 
 class Scheduler:
-    def __init__(self, ctx: Context, name: str = DEFAULT_SCHEDULER_NAME, percentage_of_nodes_to_score: int = 0):
-        self.ctx, self.name = ctx, name
-        self.component = name
-        self.framework = Framework(name, self)
-        self.queue = SchedulingQueue(ctx, self.framework.less)
+    """kube-scheduler with one or more profiles; a pod goes to the profile named by its schedulerName.
+    Pods naming no profile are left alone (another scheduler may own them)."""
+
+    def __init__(self, ctx: Context, profiles: Optional[list[ProfileSpec]] = None, queue: Optional[dict] = None,
+                 registry: Optional[Registry] = None, k8s_version: tuple[int, int] = (1, 36)):
+        self.ctx = ctx
+        self.k8s_version = k8s_version
+        if profiles is None:
+            profiles, queue = build_profiles(None, registry or in_tree_registry())
+        self.frameworks = {p.scheduler_name: Framework(p, self, registry) for p in profiles}
+        self.framework = next(iter(self.frameworks.values()))
+        self.name = self.component = self.framework.scheduler_name
+        self.queue = SchedulingQueue(ctx, self.framework.less, **(queue or {}))
         self.nodes: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
-        self.percentage = percentage_of_nodes_to_score
         self.next_start_node_index = 0
         self.attempts: list[Attempt] = []
         self.qpis: dict[str, QueuedPodInfo] = {}
@@ -75,7 +86,7 @@ class Scheduler:
         return list(self.nodes.values())
 
     def run_filters(self, state, pi, ni) -> Status:
-        return self.framework.run_filters(state, pi, ni)
+        return self.framework_for(pi.pod).run_filters(state, pi, ni)
 
     def preempt(self, pi: PodInfo, node: str, victims: list[PodInfo]) -> None:
         """preemption Executor: DisruptionTarget condition, Preempted event, delete; nominate."""
@@ -83,7 +94,7 @@ class Scheduler:
             set_condition(v.pod.status.conditions, "DisruptionTarget", "True", self.ctx.now, "PreemptionByScheduler",
                           f"{self.name}: preempting to accommodate a higher priority pod")
             self.ctx.event(v.pod, NORMAL, "Preempted", f"Preempted by pod {pi.pod.metadata.uid} on node {node}",
-                           self.name)
+                           self.framework_for(pi.pod).scheduler_name)
             self.ctx.trace.add(self.ctx.now, self.name, "preemption.(*Executor).prepareCandidate",
                                f"Pod {v.pod.metadata.namespace}/{v.pod.metadata.name}", "Preempted",
                                preemptor=f"{pi.pod.metadata.namespace}/{pi.pod.metadata.name}", node=node)
@@ -114,7 +125,10 @@ class Scheduler:
                 self._move("Node/UpdateNodeTaint")
 
     def _responsible(self, pod: Pod) -> bool:
-        return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) == self.name
+        return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.frameworks
+
+    def framework_for(self, pod: Pod) -> Framework:
+        return self.frameworks[pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME]
 
     def _pod_loop(self) -> Generator:
         while True:
@@ -144,14 +158,14 @@ class Scheduler:
                 self.queue.add(qpi, self._pre_enqueue)
 
     def _pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
-        st = self.framework.run_pre_enqueue(qpi.pod)
+        st = self.framework_for(qpi.pod).run_pre_enqueue(qpi.pod)
         qpi.gated = not st.is_success()
         qpi.gating_plugin = st.plugin if qpi.gated else ""
         return not qpi.gated
 
     def _move(self, event: str) -> None:
         """QueueingHint-style: only pods rejected by a plugin that registered ``event`` move."""
-        plugins = {p.name: getattr(p, "events", set()) for p in self.framework.plugins}
+        plugins = {p.name: getattr(p, "events", set()) for fw in self.frameworks.values() for p in fw.plugins}
 
         def interested(qpi: QueuedPodInfo, ev: str) -> bool:
             rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
@@ -169,7 +183,7 @@ class Scheduler:
             self.schedule_one(qpi)
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
-        ctx, fw = self.ctx, self.framework
+        ctx, fw = self.ctx, self.framework_for(qpi.pod)
         pi, pod = qpi.pod_info, qpi.pod
         ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
         qpi.attempts += 1
@@ -208,10 +222,10 @@ class Scheduler:
 
     def schedule_pod(self, state: CycleState, pi: PodInfo) -> tuple[Optional[str], Optional[FitError], Attempt]:
         """schedulePod: PreFilter → findNodesThatFitPod → prioritizeNodes → selectHost."""
-        ctx, fw = self.ctx, self.framework
+        ctx, fw = self.ctx, self.framework_for(pi.pod)
         pod = pi.pod
         ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
-        attempt = Attempt(ctx.now, ref, None)
+        attempt = Attempt(ctx.now, ref, None, profile=fw.scheduler_name)
         self.attempts.append(attempt)
         nodes = list(self.nodes.values())
         if not nodes:
@@ -236,7 +250,9 @@ class Scheduler:
                 feasible = [self.nodes[nominated]]
         if not feasible:
             n = len(nodes)
-            want = num_feasible_nodes_to_find(n, self.percentage)
+            want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
+            if not fw.points["Score"]:
+                want = 1   # no score plugins: the first feasible node is as good as any
             processed = 0
             for i in range(n):
                 ni = nodes[(self.next_start_node_index + i) % n]
@@ -255,6 +271,7 @@ class Scheduler:
                     diag.unschedulable_plugins.add(s.plugin)
             self.next_start_node_index = (self.next_start_node_index + processed) % n
         attempt.statuses = {n_: f"{s.plugin}: {s.message()}" for n_, s in diag.node_to_status.items()}
+        attempt.feasible = [ni.name for ni in feasible]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(feasible)} feasible", rejected=len(diag.node_to_status))
         if not feasible:
@@ -290,7 +307,7 @@ class Scheduler:
             qpi.unschedulable_count += 1
         else:
             qpi.consecutive_errors += 1
-        ctx.event(pod, WARNING, "FailedScheduling", message, self.name)
+        ctx.event(pod, WARNING, "FailedScheduling", message, self.framework_for(pod).scheduler_name)
         set_condition(pod.status.conditions, "PodScheduled", "False", ctx.now,
                       "SchedulerError" if error else "Unschedulable", message)
         if nominated:
@@ -301,7 +318,7 @@ class Scheduler:
 
     # --- binding cycle -------------------------------------------------------------------------------------
     def _binding_cycle(self, state: CycleState, qpi: QueuedPodInfo, node: str) -> Generator:
-        ctx, fw = self.ctx, self.framework
+        ctx, fw = self.ctx, self.framework_for(qpi.pod)
         pi, pod = qpi.pod_info, qpi.pod
         yield ctx.env.timeout(0)
         if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is not pod:
@@ -320,6 +337,6 @@ class Scheduler:
             return
         ctx.trace.add(ctx.now, self.name, "defaultbinder.(*DefaultBinder).Bind", ref, "Success", node=node)
         ctx.event(pod, NORMAL, "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} "
-                  f"to {node}", self.name)
+                  f"to {node}", fw.scheduler_name)
         fw.run_post_bind(state, pi, node)
         self.qpis.pop(pod.metadata.uid, None)

@@ -1,14 +1,19 @@
 """NodeResourcesFit and NodeResourcesBalancedAllocation (plugins/noderesources: fit.go,
-least_allocated.go, resource_allocation.go, balanced_allocation.go).
+least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go, resource_allocation.go,
+balanced_allocation.go).
 
 Filter: every requested resource must fit in allocatable − requested; each shortage is one reason
-(``Insufficient nvidia.com/gpu``). Since Kubernetes 1.34 a node whose *allocatable* is below the
-request is UnschedulableAndUnresolvable (preemption cannot help). Score: LeastAllocated over
-cpu and memory with weight 1 each (GPUs are scored only when listed in scoringStrategy.resources).
+(``Insufficient nvidia.com/gpu``). Since Kubernetes 1.34 (PR kubernetes/kubernetes#131345) a node whose
+*allocatable* is below the request is UnschedulableAndUnresolvable (preemption cannot help).
+Score (``scoringStrategy``): LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over
+the configured ``resources`` (default cpu and memory, weight 1 each). An extended resource such as
+``nvidia.com/gpu`` is scored only when listed *and* requested by the pod.
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from typing import Any, Callable, Optional
 
 from ...api.resourcehelper import is_extended_resource_name
 from ..framework import MAX_NODE_SCORE, Code, Status
@@ -17,9 +22,18 @@ NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 EVENTS = {"Pod/Delete", "Node/Add", "Node/UpdateNodeAllocatable"}
 DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10   # RequestedToCapacityRatio shape scores are 0..10, scaled ×10
 
 
-def insufficient_resources(req: dict[str, Fraction], ni) -> list[tuple[str, bool]]:
+def go_div(a: int, b: int) -> int:
+    """Go's integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def insufficient_resources(req: dict[str, Fraction], ni, ignored: frozenset = frozenset(),
+                           ignored_groups: frozenset = frozenset()) -> list[tuple[str, bool]]:
     """fitsRequest: (reason, unresolvable) per shortage, pods first, then cpu, memory, others sorted."""
     out = []
     alloc, used = ni.allocatable, ni.requested
@@ -31,48 +45,111 @@ def insufficient_resources(req: dict[str, Fraction], ni) -> list[tuple[str, bool
         q = req[r]
         if q == 0:
             continue
+        if is_extended_resource_name(r) and (r in ignored or r.split("/", 1)[0] in ignored_groups):
+            continue
         if q > alloc.get(r) - used.get(r):
             out.append((f"Insufficient {r}", q > alloc.get(r)))
     return out
 
 
-def least_allocated(requested: Fraction, capacity: Fraction) -> int:
-    """leastRequestedScore: (capacity − requested) × 100 / capacity, integer."""
+def least_allocated(requested: int, capacity: int) -> int:
+    """leastRequestedScore: (capacity − requested) × 100 / capacity; 0 when over capacity."""
     if capacity == 0 or requested > capacity:
         return 0
-    return int((capacity - requested) * MAX_NODE_SCORE // capacity)
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_allocated(requested: int, capacity: int) -> int:
+    """mostRequestedScore: min(requested, capacity) × 100 / capacity."""
+    if capacity == 0:
+        return 0
+    return min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def broken_linear(shape: list[tuple[int, int]]) -> Callable[[int], int]:
+    """buildBrokenLinearFunction over (utilization, score×10) points."""
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return shape[0][1]
+                pu, ps = shape[i - 1]
+                return ps + go_div((s - ps) * (p - pu), u - pu)
+        return shape[-1][1]
+    return f
+
+
+def requested_to_capacity_ratio(shape: list[tuple[int, int]]) -> Callable[[int, int], int]:
+    raw = broken_linear([(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in shape])
+
+    def score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(requested * MAX_UTILIZATION // capacity)
+    return score
+
+
+def _units(r: str, q: Fraction) -> int:
+    """framework.Resource units: milliCPU for cpu, integers otherwise."""
+    return int(q * 1000) if r == "cpu" else int(q)
 
 
 class NodeResourcesFit:
     name = NAME
     events = EVENTS
 
-    def __init__(self, resources=DEFAULT_RESOURCES):
-        self.resources = resources
+    def __init__(self, args: Optional[dict] = None, version: tuple[int, int] = (1, 36)):
+        args = args or {}
+        strategy = args.get("scoringStrategy") or {}
+        self.strategy = strategy.get("type") or "LeastAllocated"
+        res = strategy.get("resources")
+        self.resources = tuple((r["name"], r.get("weight") or 1) for r in res) if res else DEFAULT_RESOURCES
+        self.ignored = frozenset(args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
+        self.version = version
+        if self.strategy == "MostAllocated":
+            self._scorer = most_allocated
+        elif self.strategy == "RequestedToCapacityRatio":
+            shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+            self._scorer = requested_to_capacity_ratio([(p.get("utilization", 0), p.get("score", 0)) for p in shape])
+        else:
+            self._scorer = least_allocated
 
     def pre_filter(self, state, pi, nodes):
         return None, Status()
 
     def filter(self, state, pi, ni) -> Status:
-        short = insufficient_resources(pi.requests, ni)
+        short = insufficient_resources(pi.requests, ni, self.ignored, self.ignored_groups)
         if not short:
             return Status()
-        code = Code.UnschedulableAndUnresolvable if any(u for _, u in short) else Code.Unschedulable
-        return Status(code, [r for r, _ in short])
+        unresolvable = self.version >= (1, 34) and any(u for _, u in short)
+        return Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable, [r for r, _ in short])
 
     def pre_score(self, state, pi, nodes) -> Status:
         return Status()
 
-    def score(self, state, pi, ni) -> int:
-        total, weights = 0, 0
+    def resource_scores(self, pi, ni) -> list[tuple[str, int, int]]:
+        """(resource, score, weight) for each scored resource (resource_allocation.go score)."""
+        out = []
         for r, w in self.resources:
-            alloc = ni.allocatable.get(r)
+            alloc = _units(r, ni.allocatable.get(r))
             if alloc == 0 or (is_extended_resource_name(r) and pi.requests.get(r, 0) == 0):
                 continue
-            requested = ni.non_zero_requested.get(r) + pi.non_zero.get(r, Fraction(0))
-            total += least_allocated(requested, alloc) * w
-            weights += w
-        return total // weights if weights else 0
+            if r in ("cpu", "memory"):   # non-zero requests for cpu and memory
+                requested = ni.non_zero_requested.get(r) + pi.non_zero.get(r, Fraction(0))
+            else:
+                requested = ni.requested.get(r) + pi.requests.get(r, Fraction(0))
+            out.append((r, self._scorer(_units(r, requested), alloc), w))
+        return out
+
+    def score(self, state, pi, ni) -> int:
+        parts = self.resource_scores(pi, ni)
+        if self.strategy == "RequestedToCapacityRatio":
+            parts = [p for p in parts if p[1] > 0]
+            weights = sum(w for _, _, w in parts)
+            return int(math.floor(sum(s * w for _, s, w in parts) / weights + 0.5)) if weights else 0
+        weights = sum(w for _, _, w in parts)
+        return sum(s * w for _, s, w in parts) // weights if weights else 0
 
 
 def balance(fractions: list[Fraction]) -> int:
@@ -89,31 +166,42 @@ def balance(fractions: list[Fraction]) -> int:
 
 class BalancedAllocation:
     """Kubernetes 1.36 (PR kubernetes/kubernetes#135573): score = 50 + (50 + balance(with pod) −
-    balance(without pod)) / 2, so an unchanged balance scores 75."""
+    balance(without pod)) / 2, so an unchanged balance scores 75; up to 1.35, balance(with pod)."""
 
     name = BALANCED_NAME
     events = EVENTS
 
+    def __init__(self, args: Optional[dict] = None, version: tuple[int, int] = (1, 36)):
+        res = (args or {}).get("resources")
+        self.resources = tuple(r["name"] for r in res) if res else ("cpu", "memory")
+        self.version = version
+
     def pre_score(self, state, pi, nodes) -> Status:
-        if all(pi.requests.get(r, 0) == 0 for r in ("cpu", "memory")):
+        if all(pi.requests.get(r, 0) == 0 for r in self.resources):
             return Status.new(Code.Skip)
         return Status()
 
     def score(self, state, pi, ni) -> int:
         before, after = [], []
-        for r in ("cpu", "memory"):
+        for r in self.resources:
             alloc = ni.allocatable.get(r)
             if alloc == 0:
                 continue
             used = ni.requested.get(r)
             before.append(min(used / alloc, Fraction(1)))
             after.append(min((used + pi.requests.get(r, Fraction(0))) / alloc, Fraction(1)))
-        return 50 + (50 + balance(after) - balance(before)) // 2
+        if self.version < (1, 36):
+            return balance(after)
+        return 50 + go_div(50 + balance(after) - balance(before), 2)
+
+
+def _version(handle: Any) -> tuple[int, int]:
+    return getattr(handle, "k8s_version", None) or (1, 36)
 
 
 def new(args=None, handle=None) -> NodeResourcesFit:
-    return NodeResourcesFit()
+    return NodeResourcesFit(args, _version(handle))
 
 
 def new_balanced(args=None, handle=None) -> BalancedAllocation:
-    return BalancedAllocation()
+    return BalancedAllocation(args, _version(handle))

@@ -6,19 +6,30 @@ from ..framework import Code, Status
 from .helper import default_normalize_score, find_untolerated
 
 NAME = "TaintToleration"
-# Kubernetes ≥1.35 (PR kubernetes/kubernetes#134740) reports the generic reason.
+# Kubernetes ≥1.35 and late 1.34 patches (PR kubernetes/kubernetes#134740) report the generic reason.
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 EVENTS = {"Node/Add", "Node/UpdateNodeTaint"}
+
+
+def reason(taint, version: tuple[int, int]) -> str:
+    """≤1.33 names the first untolerated taint, as ``{key: value}``."""
+    if version <= (1, 33):
+        return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+    return ERR_REASON_NOT_MATCH
 
 
 class TaintToleration:
     name = NAME
     events = EVENTS
 
+    def __init__(self, version: tuple[int, int] = (1, 36)):
+        self.version = version
+
     def filter(self, state, pi, ni) -> Status:
-        if find_untolerated(ni.node.spec.taints, pi.pod.spec.tolerations, ("NoSchedule", "NoExecute")) is None:
+        taint = find_untolerated(ni.node.spec.taints, pi.pod.spec.tolerations, ("NoSchedule", "NoExecute"))
+        if taint is None:
             return Status()
-        return Status.new(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
+        return Status.new(Code.UnschedulableAndUnresolvable, reason(taint, self.version))
 
     def pre_score(self, state, pi, nodes) -> Status:
         return Status()
@@ -33,4 +44,4 @@ class TaintToleration:
 
 
 def new(args=None, handle=None) -> TaintToleration:
-    return TaintToleration()
+    return TaintToleration(getattr(handle, "k8s_version", None) or (1, 36))
