@@ -3,6 +3,7 @@
     gpusim run FILE... [-o table|wide|json|events|trace] [--seed N] [--until T]
     gpusim describe pod NAME -f FILE... [-n NAMESPACE]
     gpusim describe node NAME -f FILE...
+    gpusim explain pod NAME -f FILE... [-n NAMESPACE]
 
 Exit 0 when the simulation ran (pending pods are a result), 2 with a one-paragraph error when
 the input is invalid.
@@ -33,6 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     desc.add_argument("-n", "--namespace", default="default")
     desc.add_argument("--seed", type=int)
     desc.add_argument("--until")
+    ex = sub.add_parser("explain", help="why a pod was placed (or not): filter verdicts and scores per attempt")
+    ex.add_argument("kind", choices=["pod", "pods", "po"])
+    ex.add_argument("name")
+    ex.add_argument("-f", "--filename", action="append", required=True, metavar="FILE")
+    ex.add_argument("-n", "--namespace", default="default")
+    ex.add_argument("--seed", type=int)
+    ex.add_argument("--until")
     return p
 
 
@@ -73,7 +81,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         else:
             result = _run(args.filename, args.seed, args.until)
             try:
-                if args.kind in ("pod", "pods", "po"):
+                if args.command == "explain":
+                    from .views.explain import explain_pod
+                    text = explain_pod(result, args.name, args.namespace)
+                elif args.kind in ("pod", "pods", "po"):
                     text = kubectl.describe_pod(result, args.name, args.namespace)
                 else:
                     text = kubectl.describe_node(result, args.name)
