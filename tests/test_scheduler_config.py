@@ -47,8 +47,11 @@ def test_default_profile_expands_multipoint():
     (p,) = profiles(None)
     assert p.scheduler_name == "default-scheduler"
     assert p.points["QueueSort"] == ["PrioritySort"]
-    assert p.points["Filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
-    assert p.points["Score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation"]
+    assert p.points["Filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                                  "PodTopologySpread", "InterPodAffinity"]
+    assert p.points["Score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
+                                 "InterPodAffinity", "NodeResourcesBalancedAllocation"]
+    assert p.weights["PodTopologySpread"] == 2 and p.weights["InterPodAffinity"] == 2
     assert p.points["PostFilter"] == ["DefaultPreemption"] and p.points["Bind"] == ["DefaultBinder"]
     assert p.weights["TaintToleration"] == 3 and p.weights["NodeAffinity"] == 2
     assert p.weights["NodeResourcesFit"] == 1 and p.weights["NodeResourcesBalancedAllocation"] == 1
@@ -64,7 +67,8 @@ def test_score_weight_override_and_disable():
       disabled: [{name: NodeResourcesBalancedAllocation}]
 """)
     # explicitly enabled plugins come first, then the multiPoint ones (expandMultiPointPlugins)
-    assert p.points["Score"] == ["NodeResourcesFit", "TaintToleration", "NodeAffinity"]
+    assert p.points["Score"] == ["NodeResourcesFit", "TaintToleration", "NodeAffinity", "PodTopologySpread",
+                                 "InterPodAffinity"]
     assert p.weights["NodeResourcesFit"] == 5
     # disabled at Score only: its PreScore still runs, as upstream's per-point expansion does
     assert "NodeResourcesBalancedAllocation" in p.points["PreScore"]
@@ -78,7 +82,7 @@ def test_disable_star_at_a_point_drops_all_defaults_there():
       disabled: [{name: "*"}]
 """)
     assert p.points["Score"] == []
-    assert p.points["Filter"][-1] == "NodeResourcesFit"
+    assert p.points["Filter"][-1] == "InterPodAffinity"
 
 
 def test_two_profiles():

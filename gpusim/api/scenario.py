@@ -18,6 +18,7 @@ from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
 from .gpusim_v1alpha1 import FAULT_TYPES, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
+from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
 from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
@@ -27,11 +28,11 @@ KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
     ("batch/v1", "Job"): Job, ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
-    ("gpusim.io/v1alpha1", "Fault"): Fault,
+    ("gpusim.io/v1alpha1", "Fault"): Fault, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
 }
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration")
-NAMESPACED = {"Pod", "ConfigMap", "Job"}
+NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget"}
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MAX_POOL_NODES = 100_000
 # Versions whose scheduler behaviour differs where gpusim models it (taint message ≤1.33,
@@ -54,6 +55,7 @@ class Scenario:
     jobs: list[Job] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
@@ -156,7 +158,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         seen[key] = source
         {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
          "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
-         "Fault": sc.faults}[kind].append(obj)
+         "Fault": sc.faults, "PodDisruptionBudget": sc.pdbs}[kind].append(obj)
     for kind, objs in singletons.items():
         if len(objs) > 1:
             raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",
@@ -293,12 +295,14 @@ def _validate_objects(sc: Scenario) -> None:
         raise _err(defaults[1], sc.source(defaults[1]), "globalDefault", "Invalid value: true: "
                    f'PriorityClass "{defaults[0].metadata.name}" is already marked as default. Only one default can exist')
     nodes = {n.metadata.name for n in sc.nodes}
-    for obj in [*sc.pods, *sc.jobs, *sc.configmaps]:
+    for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs]:
         if obj.metadata.namespace not in namespaces:
             raise _err(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
     for pod in sc.pods:
         _raise_all(pod, sc.source(pod), validate_pod(pod))
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
+    for pdb in sc.pdbs:
+        _raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
     for job in sc.jobs:
         _raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)

@@ -37,6 +37,10 @@ class JobController:
         self._jobs = ctx.api.watch("Job")
         self._counted: set[str] = set()
         self._owned: dict[str, dict[str, Pod]] = {}   # job UID → pod UID → pod (the informer's index)
+        self._active: dict[str, dict[str, Pod]] = {}  # job UID → pods created and not yet finished
+        self._ready: set[str] = set()
+        self._last_failure: dict[str, float] = {}     # job UID → when its last failed pod finished
+        self._requeued: set[str] = set()
         ctx.env.process(self._job_loop())
         ctx.env.process(self._pod_loop())
 
@@ -61,30 +65,38 @@ class JobController:
             owned = self._owned.setdefault(owner.uid, {})
             if ev.type == DELETED:
                 owned.pop(pod.metadata.uid, None)
-                self._count(job, pod, gone=True)
+                counted = self._count(job, pod, gone=True)
             else:
                 owned[pod.metadata.uid] = pod
+                counted = self._count(job, pod)
+            running = pod.status.phase == "Running" and not counted
+            if running != (pod.metadata.uid in self._ready):
+                (self._ready.add if running else self._ready.discard)(pod.metadata.uid)
+                job.status.ready = (job.status.ready or 0) + (1 if running else -1)
             self.sync(job)
 
-    def _count(self, job: Job, pod: Pod, gone: bool = False) -> None:
-        """Count a finished pod once (upstream tracks this with the batch.kubernetes.io/job-tracking
-        finalizer); a pod deleted or terminating before it finished counts as failed."""
+    def _count(self, job: Job, pod: Pod, gone: bool = False) -> bool:
+        """Count a finished pod once, when its event arrives (upstream tracks this with the
+        batch.kubernetes.io/job-tracking finalizer); a pod deleted or terminating before it finished
+        counts as failed. Returns whether the pod is (now) counted."""
         uid = pod.metadata.uid
         if uid in self._counted:
-            return
+            return True
         if pod.status.phase == "Succeeded":
             job.status.succeeded += 1
         elif pod.status.phase == "Failed" or gone or pod.metadata.deletion_timestamp is not None:
             job.status.failed += 1
+            term = [c.state.terminated.finished_at for c in pod.status.container_statuses
+                    if c.state.terminated is not None and c.state.terminated.finished_at is not None]
+            self._last_failure[job.metadata.uid] = max(term) if term else self.ctx.now
         else:
-            return
+            return False
         self._counted.add(uid)
-
-    def _pods_of(self, job: Job) -> list[Pod]:
-        pods = list(self._owned.get(job.metadata.uid, {}).values())
-        for p in pods:
-            self._count(job, p)
-        return pods
+        self._active.get(job.metadata.uid, {}).pop(uid, None)
+        if uid in self._ready:
+            self._ready.discard(uid)
+            job.status.ready -= 1
+        return True
 
     def _finished(self, job: Job) -> bool:
         return any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)
@@ -96,10 +108,9 @@ class JobController:
         spec = job.spec
         if job.status.start_time is None and not spec.suspend:
             job.status.start_time = ctx.now
-        pods = self._pods_of(job)
-        active = [p for p in pods if p.status.phase not in ("Succeeded", "Failed") and p.metadata.deletion_timestamp is None]
+        # active: created and not yet counted as finished, as the controller's own bookkeeping sees it
+        active = list(self._active.get(job.metadata.uid, {}).values())
         job.status.active = len(active)
-        job.status.ready = sum(1 for p in active if p.status.phase == "Running")
         completions = spec.completions if spec.completions is not None else None
         parallelism = spec.parallelism if spec.parallelism is not None else 1
         backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
@@ -128,15 +139,13 @@ class JobController:
         delay = 0.0
         if job.status.failed:
             delay = min(DEFAULT_JOB_POD_FAILURE_BACKOFF * 2 ** (job.status.failed - 1), MAX_JOB_POD_FAILURE_BACKOFF)
-            last = max((p.status.container_statuses[0].state.terminated.finished_at
-                        for p in pods if p.status.phase == "Failed" and p.status.container_statuses
-                        and p.status.container_statuses[0].state.terminated), default=None)
-            since = ctx.now - last if last is not None else delay
+            since = ctx.now - self._last_failure.get(job.metadata.uid, ctx.now - delay)
             if since < delay:
-                if not getattr(job, "_requeued", False):
-                    job._requeued = True
+                uid = job.metadata.uid
+                if uid not in self._requeued:
+                    self._requeued.add(uid)
                     t = ctx.env.timeout(delay - since)
-                    t.callbacks.append(lambda _e, j=job: (setattr(j, "_requeued", False), self.sync(j)))
+                    t.callbacks.append(lambda _e, j=job: (self._requeued.discard(j.metadata.uid), self.sync(j)))
                 return
         for _ in range(missing):
             self._create_pod(job)
@@ -160,6 +169,7 @@ class JobController:
         pod = Pod(metadata=meta, spec=tmpl.spec)
         ctx.api.create(pod)
         self._owned.setdefault(job.metadata.uid, {})[pod.metadata.uid] = pod
+        self._active.setdefault(job.metadata.uid, {})[pod.metadata.uid] = pod
         ctx.event(job, NORMAL, "SuccessfulCreate", f"Created pod: {name}", SOURCE)
 
     def _finish(self, job: Job, ctype: str, reason: str, message: str) -> None:

@@ -85,7 +85,7 @@ class Simulation:
         self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
         classes = {pc.metadata.name: pc for pc in sc.priority_classes}
         ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
-        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps]:
+        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs]:
             ctx.api.create(obj)
         self.kubelets: dict[str, Kubelet] = {}
         for node in sc.nodes:

@@ -191,6 +191,8 @@ class Kubelet:
             ev = yield self.watch.get()
             pod = ev.obj
             if ev.type == DELETED:
+                if self.up and pod.metadata.uid in self.active:
+                    self._kill_deleted_pod(pod)
                 continue
             if not self.up or pod.metadata.uid in self.known:
                 continue
@@ -398,6 +400,18 @@ class Kubelet:
         cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
         cs.ready = cs.started = True
         ctx.api.update(pod)
+
+    def _kill_deleted_pod(self, pod: Pod) -> None:
+        """The pod object is gone (deleted without a grace period, as gpusim's deletions are): stop its
+        containers (event Killing "Stopping container <name>") and free its devices."""
+        ctx = self.ctx
+        for rec in self.runtime.containers.values():
+            if rec.pod_uid == pod.metadata.uid and rec.finished_at is None:
+                rec.finished_at, rec.exit_code, rec.killed = ctx.now, 137, True
+                ctx.event(pod, NORMAL, "Killing", f"Stopping container {rec.name}", self.source)
+        ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).killPod",
+                      f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success")
+        self._release(pod)
 
     def _release(self, pod: Pod) -> None:
         """The pod is terminal: the device manager frees its devices (UpdateAllocatedDevices)."""

@@ -66,33 +66,43 @@ class CycleState(dict):
     """Per-cycle scratch space that plugins write in PreFilter/PreScore and read later."""
 
 
-@dataclass
+def to_units(name: str, q: Fraction) -> int:
+    """framework.Resource units: milliCPU for cpu, whole units (bytes, devices) otherwise; fractions
+    round up as resource.Quantity's MilliValue/Value do."""
+    v = q * 1000 if name == "cpu" else q
+    return -((-v.numerator) // v.denominator)
+
+
 class Resource:
-    """framework.Resource: milliCPU, memory bytes, pods, and scalar (extended) resources."""
+    """framework.Resource: integer amounts per resource name (milliCPU, bytes, pods, devices)."""
 
-    values: dict[str, Fraction] = field(default_factory=dict)
+    __slots__ = ("values",)
 
-    def get(self, name: str) -> Fraction:
-        return self.values.get(name, Fraction(0))
+    def __init__(self, values: Optional[dict[str, int]] = None):
+        self.values: dict[str, int] = values if values is not None else {}
 
-    def add(self, other: dict[str, Fraction], sign: int = 1) -> None:
+    def get(self, name: str) -> int:
+        return self.values.get(name, 0)
+
+    def add(self, other: dict[str, int], sign: int = 1) -> None:
+        vals = self.values
         for k, v in other.items():
-            self.values[k] = self.values.get(k, Fraction(0)) + sign * v
+            vals[k] = vals.get(k, 0) + sign * v
 
 
 # util/pod_resources.go: non-zero defaults used for scoring only
-DEFAULT_MILLI_CPU_REQUEST = Fraction(100, 1000)
-DEFAULT_MEMORY_REQUEST = Fraction(200 * 1024 * 1024)
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 
 class PodInfo:
-    """A pod with its effective requests computed once."""
+    """A pod with its effective requests computed once, in integer units."""
 
     __slots__ = ("pod", "requests", "non_zero")
 
     def __init__(self, pod: Pod):
         self.pod = pod
-        self.requests = pod_requests(pod)
+        self.requests = {k: to_units(k, v) for k, v in pod_requests(pod).items()}
         nz = dict(self.requests)
         if nz.get("cpu", 0) == 0:
             nz["cpu"] = DEFAULT_MILLI_CPU_REQUEST
@@ -108,6 +118,8 @@ class PodInfo:
 class NodeInfo:
     """framework.NodeInfo: the node, its allocatable, and the pods (bound or assumed) on it."""
 
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable")
+
     def __init__(self, node: Node):
         self.pods: dict[str, PodInfo] = {}
         self.requested = Resource()
@@ -116,11 +128,8 @@ class NodeInfo:
 
     def set_node(self, node: Node) -> None:
         self.node = node
-        self.allocatable = Resource({k: parse_quantity(v) for k, v in node.status.allocatable.items()})
-
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name
+        self.name = node.metadata.name
+        self.allocatable = Resource({k: to_units(k, parse_quantity(v)) for k, v in node.status.allocatable.items()})
 
     def add_pod(self, pi: PodInfo) -> None:
         if pi.key in self.pods:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .plugins import (defaultbinder, defaultpreemption, nodeaffinity, nodename, noderesources,
-                      nodeunschedulable, queuesort, schedulinggates, tainttoleration)
+from .plugins import (defaultbinder, defaultpreemption, interpodaffinity, nodeaffinity, nodename, noderesources,
+                      nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 
 Factory = Callable[[Any, Any], Any]
 
@@ -35,6 +35,8 @@ def in_tree_registry() -> Registry:
     r.register(tainttoleration.NAME, tainttoleration.new)
     r.register(nodeaffinity.NAME, nodeaffinity.new)
     r.register(noderesources.NAME, noderesources.new)
+    r.register(podtopologyspread.NAME, podtopologyspread.new)
+    r.register(interpodaffinity.NAME, interpodaffinity.new)
     r.register(noderesources.BALANCED_NAME, noderesources.new_balanced)
     r.register(defaultpreemption.NAME, defaultpreemption.new)
     r.register(defaultbinder.NAME, defaultbinder.new)
@@ -45,6 +47,7 @@ def in_tree_registry() -> Registry:
 # (name, score weight). Filter order is this list's order.
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("DefaultPreemption", 0),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("DefaultBinder", 0),
 ]

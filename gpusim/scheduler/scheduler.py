@@ -92,7 +92,7 @@ class Scheduler:
         """preemption Executor: DisruptionTarget condition, Preempted event, delete; nominate."""
         for v in victims:
             set_condition(v.pod.status.conditions, "DisruptionTarget", "True", self.ctx.now, "PreemptionByScheduler",
-                          f"{self.name}: preempting to accommodate a higher priority pod")
+                          f"{pi.pod.spec.scheduler_name or self.name}: preempting to accommodate a higher priority pod")
             self.ctx.event(v.pod, NORMAL, "Preempted", f"Preempted by pod {pi.pod.metadata.uid} on node {node}",
                            self.framework_for(pi.pod).scheduler_name)
             self.ctx.trace.add(self.ctx.now, self.name, "preemption.(*Executor).prepareCandidate",

@@ -12,7 +12,6 @@ the configured ``resources`` (default cpu and memory, weight 1 each). An extende
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from ...api.resourcehelper import is_extended_resource_name
@@ -32,7 +31,7 @@ def go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def insufficient_resources(req: dict[str, Fraction], ni, ignored: frozenset = frozenset(),
+def insufficient_resources(req: dict[str, int], ni, ignored: frozenset = frozenset(),
                            ignored_groups: frozenset = frozenset()) -> list[tuple[str, bool]]:
     """fitsRequest: (reason, unresolvable) per shortage, pods first, then cpu, memory, others sorted."""
     out = []
@@ -89,11 +88,6 @@ def requested_to_capacity_ratio(shape: list[tuple[int, int]]) -> Callable[[int, 
     return score
 
 
-def _units(r: str, q: Fraction) -> int:
-    """framework.Resource units: milliCPU for cpu, integers otherwise."""
-    return int(q * 1000) if r == "cpu" else int(q)
-
-
 class NodeResourcesFit:
     name = NAME
     events = EVENTS
@@ -132,14 +126,14 @@ class NodeResourcesFit:
         """(resource, score, weight) for each scored resource (resource_allocation.go score)."""
         out = []
         for r, w in self.resources:
-            alloc = _units(r, ni.allocatable.get(r))
+            alloc = ni.allocatable.get(r)
             if alloc == 0 or (is_extended_resource_name(r) and pi.requests.get(r, 0) == 0):
                 continue
             if r in ("cpu", "memory"):   # non-zero requests for cpu and memory
-                requested = ni.non_zero_requested.get(r) + pi.non_zero.get(r, Fraction(0))
+                requested = ni.non_zero_requested.get(r) + pi.non_zero.get(r, 0)
             else:
-                requested = ni.requested.get(r) + pi.requests.get(r, Fraction(0))
-            out.append((r, self._scorer(_units(r, requested), alloc), w))
+                requested = ni.requested.get(r) + pi.requests.get(r, 0)
+            out.append((r, self._scorer(requested, alloc), w))
         return out
 
     def score(self, state, pi, ni) -> int:
@@ -152,12 +146,12 @@ class NodeResourcesFit:
         return sum(s * w for _, s, w in parts) // weights if weights else 0
 
 
-def balance(fractions: list[Fraction]) -> int:
+def balance(fractions: list[float]) -> int:
     """int((1 − std) × 100) over the requested/allocatable fractions."""
     if len(fractions) < 2:
         std = 0.0
     elif len(fractions) == 2:
-        std = abs(float(fractions[0]) - float(fractions[1])) / 2
+        std = abs(fractions[0] - fractions[1]) / 2
     else:
         mean = sum(float(f) for f in fractions) / len(fractions)
         std = (sum((float(f) - mean) ** 2 for f in fractions) / len(fractions)) ** 0.5
@@ -188,8 +182,8 @@ class BalancedAllocation:
             if alloc == 0:
                 continue
             used = ni.requested.get(r)
-            before.append(min(used / alloc, Fraction(1)))
-            after.append(min((used + pi.requests.get(r, Fraction(0))) / alloc, Fraction(1)))
+            before.append(min(used / alloc, 1.0))
+            after.append(min((used + pi.requests.get(r, 0)) / alloc, 1.0))
         if self.version < (1, 36):
             return balance(after)
         return 50 + go_div(50 + balance(after) - balance(before), 2)
