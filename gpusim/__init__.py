@@ -37,7 +37,18 @@ from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, g
 from .views.plots import gpu_gantt, lifecycle_chart, state_at
 from .views.text import trace_table
 from .views.widgets import timeline_slider
+from .views.explain import explain_pod
+from .views.architecture import (component_graph, component_table, draw_component_graph, draw_extension_point_map,
+                                 extension_point_map, format_extension_point_map, load_profiles)
+from .views.scoring import (compare_strategies, explain_widget, filter_score_demo, filter_score_scenario,
+                            filter_score_widget, fragmentation, fragmentation_scenario, fragmentation_table,
+                            plot_fragmentation, score_bars, scoring_config, strategy_widget, with_scoring_strategy)
 
 __all__ = ["setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
            "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",
            "gpu_gantt", "lifecycle_chart", "state_at", "trace_table", "timeline_slider"]
+__all__ += ["explain_pod", "component_graph", "component_table", "draw_component_graph", "draw_extension_point_map",
+            "extension_point_map", "format_extension_point_map", "load_profiles", "compare_strategies", "explain_widget",
+            "filter_score_demo", "filter_score_scenario", "filter_score_widget", "fragmentation",
+            "fragmentation_scenario", "fragmentation_table", "plot_fragmentation", "score_bars", "scoring_config",
+            "strategy_widget", "with_scoring_strategy"]

@@ -36,7 +36,11 @@ def container_requests(c: Container) -> dict[str, Fraction]:
 
 
 def pod_requests(pod: Pod) -> dict[str, Fraction]:
-    """resource.PodRequests: sum over app containers, at least the largest init container."""
+    """resource.PodRequests: sum over app containers, at least the largest init container.
+    A pod's resources do not change after creation (no in-place resize here), so the sum is kept."""
+    cached = pod.__dict__.get("_requests")
+    if cached is not None:
+        return dict(cached)
     total: dict[str, Fraction] = {}
     for c in pod.spec.containers:
         for k, v in container_requests(c).items():
@@ -45,4 +49,5 @@ def pod_requests(pod: Pod) -> dict[str, Fraction]:
         for k, v in container_requests(c).items():
             if v > total.get(k, Fraction(0)):
                 total[k] = v
-    return total
+    pod.__dict__["_requests"] = total
+    return dict(total)

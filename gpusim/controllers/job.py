@@ -154,7 +154,10 @@ class JobController:
 
     def _create_pod(self, job: Job) -> None:
         ctx = self.ctx
-        tmpl = copy.deepcopy(job.spec.template)
+        tmpl = job.spec.template
+        spec = copy.copy(tmpl.spec)   # per-pod spec; the lists admission appends to are copied too,
+        spec.tolerations = list(spec.tolerations)   # containers are shared (their defaults are idempotent)
+        spec.scheduling_gates = list(spec.scheduling_gates)
         while True:
             name = f"{job.metadata.name}-{random_suffix(ctx.rng)}"
             if ctx.api.get("Pod", job.metadata.namespace, name) is None:
@@ -166,7 +169,7 @@ class JobController:
                           annotations=dict(tmpl.metadata.annotations),
                           owner_references=[OwnerReference("batch/v1", "Job", job.metadata.name, job.metadata.uid,
                                                            True, True)])
-        pod = Pod(metadata=meta, spec=tmpl.spec)
+        pod = Pod(metadata=meta, spec=spec)
         ctx.api.create(pod)
         self._owned.setdefault(job.metadata.uid, {})[pod.metadata.uid] = pod
         self._active.setdefault(job.metadata.uid, {})[pod.metadata.uid] = pod

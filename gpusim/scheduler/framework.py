@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
 from ..api.quantity import parse_quantity
@@ -118,18 +118,24 @@ class PodInfo:
 class NodeInfo:
     """framework.NodeInfo: the node, its allocatable, and the pods (bound or assumed) on it."""
 
-    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable")
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "affinity_pods",
+                 "on_change")
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, on_change: Optional[Callable[["NodeInfo"], None]] = None):
         self.pods: dict[str, PodInfo] = {}
         self.requested = Resource()
         self.non_zero_requested = Resource()
+        self.affinity_pods = 0          # pods with pod (anti-)affinity: HavePodsWithAffinity
+        self.on_change = None
         self.set_node(node)
+        self.on_change = on_change      # the scheduler cache's incremental-snapshot hook
 
     def set_node(self, node: Node) -> None:
         self.node = node
         self.name = node.metadata.name
         self.allocatable = Resource({k: to_units(k, parse_quantity(v)) for k, v in node.status.allocatable.items()})
+        if self.on_change is not None:
+            self.on_change(self)
 
     def add_pod(self, pi: PodInfo) -> None:
         if pi.key in self.pods:
@@ -137,12 +143,25 @@ class NodeInfo:
         self.pods[pi.key] = pi
         self.requested.add(pi.requests)
         self.non_zero_requested.add(pi.non_zero)
+        if has_pod_affinity(pi.pod):
+            self.affinity_pods += 1
+        if self.on_change is not None:
+            self.on_change(self)
 
     def remove_pod(self, uid: str) -> None:
         pi = self.pods.pop(uid, None)
         if pi is not None:
             self.requested.add(pi.requests, -1)
             self.non_zero_requested.add(pi.non_zero, -1)
+            if has_pod_affinity(pi.pod):
+                self.affinity_pods -= 1
+            if self.on_change is not None:
+                self.on_change(self)
+
+
+def has_pod_affinity(pod: Pod) -> bool:
+    a = pod.spec.affinity
+    return a is not None and bool(a.pod_affinity or a.pod_anti_affinity)
 
 
 @runtime_checkable

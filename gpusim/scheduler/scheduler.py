@@ -5,7 +5,9 @@ binding cycle; failures produce the upstream FailedScheduling message and requeu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generator, Optional
+from typing import Any, Generator, Optional
+
+import numpy as np
 
 from ..api.core_v1 import Node, Pod
 from ..controlplane.apiserver import ADDED, DELETED, MODIFIED
@@ -19,6 +21,7 @@ from .queue import SchedulingQueue
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import Framework
+from .vectorized import SCORE_SKIP_ONLY, NodeTable, eligible, find_feasible, score as vector_score
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
@@ -37,18 +40,37 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
     return max(k, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-@dataclass
 class Attempt:
-    """What one scheduling cycle decided, for explanations."""
+    """What one scheduling cycle decided, for explanations: ``statuses`` (node → "Plugin: reasons" for
+    rejected nodes), ``scores`` (node → plugin → (raw, normalized, weighted)), ``feasible`` nodes.
+    The vectorised path fills statuses and scores lazily, on first read."""
 
-    time: float
-    pod: str
-    node: Optional[str]
-    statuses: dict[str, str] = field(default_factory=dict)     # node → "Plugin: reason, reason"
-    scores: dict[str, dict] = field(default_factory=dict)       # node → plugin → (raw, normalized, weighted)
-    message: str = ""
-    profile: str = DEFAULT_SCHEDULER_NAME
-    feasible: list[str] = field(default_factory=list)
+    def __init__(self, time: float, pod: str, node: Optional[str], profile: str = DEFAULT_SCHEDULER_NAME):
+        self.time, self.pod, self.node, self.profile = time, pod, node, profile
+        self.message = ""
+        self.feasible: list[str] = []
+        self._statuses: Any = {}
+        self._scores: Any = {}
+
+    @property
+    def statuses(self) -> dict[str, str]:
+        if callable(self._statuses):
+            self._statuses = {n: f"{st.plugin}: {st.message()}" for n, st in self._statuses().items()}
+        return self._statuses
+
+    @statuses.setter
+    def statuses(self, value: Any) -> None:
+        self._statuses = value
+
+    @property
+    def scores(self) -> dict[str, dict]:
+        if callable(self._scores):
+            self._scores = self._scores()
+        return self._scores
+
+    @scores.setter
+    def scores(self, value: Any) -> None:
+        self._scores = value
 
 
 class Scheduler:
@@ -70,6 +92,9 @@ class Scheduler:
         self.assumed: set[str] = set()
         self.next_start_node_index = 0
         self.attempts: list[Attempt] = []
+        self.table = NodeTable()
+        self._affinity_nodes: set[str] = set()
+        self.vectorize = True   # the numpy path for the default plugins; False = per-node path only
         self.qpis: dict[str, QueuedPodInfo] = {}
         self._pods = ctx.api.watch("Pod")
         self._nodes = ctx.api.watch("Node")
@@ -84,6 +109,14 @@ class Scheduler:
 
     def node_infos(self) -> list[NodeInfo]:
         return list(self.nodes.values())
+
+    def nodes_with_affinity_pods(self) -> list[NodeInfo]:
+        """HavePodsWithAffinityList: nodes holding pods with pod (anti-)affinity, in snapshot order."""
+        return [ni for name, ni in self.nodes.items() if name in self._affinity_nodes]
+
+    def _node_info_changed(self, ni: NodeInfo) -> None:
+        self.table.mark(ni)
+        (self._affinity_nodes.add if ni.affinity_pods else self._affinity_nodes.discard)(ni.name)
 
     def run_filters(self, state, pi, ni) -> Status:
         return self.framework_for(pi.pod).run_filters(state, pi, ni)
@@ -110,10 +143,12 @@ class Scheduler:
             name = node.metadata.name
             if ev.type == DELETED:
                 self.nodes.pop(name, None)
+                self.table.invalidate()
                 continue
             ni = self.nodes.get(name)
             if ni is None:
-                self.nodes[name] = NodeInfo(node)
+                self.nodes[name] = NodeInfo(node, on_change=self._node_info_changed)
+                self.table.invalidate()
                 self._move("Node/Add")
                 continue
             old_alloc = dict(ni.allocatable.values)
@@ -248,11 +283,13 @@ class Scheduler:
         if nominated and nominated in self.nodes and (allowed is None or nominated in allowed):
             if fw.run_filters(state, pi, self.nodes[nominated]).is_success():
                 feasible = [self.nodes[nominated]]
+        n = len(nodes)
+        want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
+        if not fw.points["Score"]:
+            want = 1   # no score plugins: the first feasible node is as good as any
+        if not feasible and allowed is None and self.vectorize and eligible(fw, state, skipped):
+            return self._schedule_vectorized(state, pi, fw, attempt, want)
         if not feasible:
-            n = len(nodes)
-            want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
-            if not fw.points["Score"]:
-                want = 1   # no score plugins: the first feasible node is as good as any
             processed = 0
             for i in range(n):
                 ni = nodes[(self.next_start_node_index + i) % n]
@@ -285,6 +322,51 @@ class Scheduler:
         top = [ni.name for ni in feasible if totals[ni.name] == best]
         chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
         ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=best, ties=len(top))
+        attempt.node = chosen
+        return chosen, None, attempt
+
+    def _schedule_vectorized(self, state: CycleState, pi: PodInfo, fw: Framework, attempt: Attempt, want: int):
+        """The same decisions as the per-node path, computed over node arrays (see vectorized.py)."""
+        ctx, pod = self.ctx, pi.pod
+        ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        table = self.table
+        table.refresh(self.nodes, pi.requests)
+        n = len(table.infos)
+        res = find_feasible(table, fw, state, pi, self.next_start_node_index, want)
+        self.next_start_node_index = (self.next_start_node_index + res.processed) % n
+        attempt.statuses = res.statuses
+        names = table.names
+        attempt.feasible = [names[i] for i in res.feasible]
+        ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
+                      f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible))
+        if not res.feasible:
+            diag = Diagnosis(node_to_status=res.statuses())
+            diag.unschedulable_plugins = {st.plugin for st in diag.node_to_status.values()}
+            attempt.statuses = {k: f"{v.plugin}: {v.message()}" for k, v in diag.node_to_status.items()}
+            return None, FitError(pod, n, diag), attempt
+        if len(res.feasible) == 1:
+            attempt.node = attempt.feasible[0]
+            return attempt.node, None, attempt
+        infos = [table.infos[i] for i in res.feasible]
+        skipped = {p.name for p in fw.points["PreScore"] if p.pre_score(state, pi, infos).code == Code.Skip}
+        if any(p.name in SCORE_SKIP_ONLY and p.name not in skipped for p in fw.points["Score"]):
+            totals_d, breakdown = fw.run_score(state, pi, infos)
+            attempt.scores = breakdown
+            totals = [totals_d[ni.name] for ni in infos]
+        else:
+            idx = np.asarray(res.feasible, dtype=np.int64)
+            arr, parts = vector_score(table, fw, state, pi, idx, skipped)
+            totals = arr.tolist()
+            feas, weights = attempt.feasible, fw.weights
+
+            def breakdown() -> dict:
+                return {name: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])
+                               for pl, (raw, norm) in parts.items()} for k, name in enumerate(feas)}
+            attempt.scores = breakdown
+        best = max(totals)
+        top = [attempt.feasible[k] for k, t in enumerate(totals) if t == best]
+        chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
+        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(top))
         attempt.node = chosen
         return chosen, None, attempt
 

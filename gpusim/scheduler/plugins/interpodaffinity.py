@@ -183,6 +183,12 @@ class InterPodAffinity:
         h = self.handle
         return h.node_infos() if h is not None and hasattr(h, "node_infos") else list(fallback)
 
+    def _affinity_nodes(self, fallback):
+        """Nodes that hold pods with pod (anti-)affinity: the snapshot's HavePodsWithAffinityList. Only
+        these can contribute when the incoming pod has no terms of its own."""
+        return [ni for ni in self._all_nodes(fallback) if ni.affinity_pods] if not hasattr(
+            self.handle, "nodes_with_affinity_pods") else self.handle.nodes_with_affinity_pods()
+
     @staticmethod
     def _node_contrib(pod, terms: PodTerms, ni, ns_labels: NsLabels) -> tuple[dict, dict, dict]:
         labels = ni.node.metadata.labels
@@ -210,6 +216,8 @@ class InterPodAffinity:
         terms = pod_terms(pod)
         s = PreFilterState(terms)
         ns_labels = self._ns_labels_fn()
+        if not (terms.required_affinity or terms.required_anti_affinity):
+            nodes = [ni for ni in nodes if ni.affinity_pods]   # only existing pods' anti-affinity can matter
         for ni in nodes:
             contrib = self._node_contrib(pod, terms, ni, ns_labels)
             if any(contrib):
@@ -318,7 +326,7 @@ class InterPodAffinity:
         ns_labels = self._ns_labels_fn()
         topo: dict[str, dict[str, int]] = {}
         touched = False
-        for ni in self._all_nodes(nodes):
+        for ni in (self._all_nodes(nodes) if has_constraints else self._affinity_nodes(nodes)):
             labels = ni.node.metadata.labels
             node_topo: dict[str, dict[str, int]] = {}
             if not labels:

@@ -1,0 +1,76 @@
+"""The vectorised Filter/Score path makes the same decisions as the per-node plugin path: same
+events (placements, FailedScheduling messages), same statuses and scores in every attempt."""
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from gpusim.api.scenario import load
+from gpusim.controlplane.simulation import Simulation
+from gpusim.views.kubectl import to_json
+
+MODELS = ["A100-SXM4-80GB", "H100-SXM5-80GB", "T4", "L40S"]
+STRATEGIES = ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
+
+
+@st.composite
+def scenarios(draw):
+    docs = []
+    strategy = draw(st.sampled_from(STRATEGIES + [None]))
+    version = draw(st.sampled_from(["1.33", "1.36"]))
+    docs.append(f"apiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\n"
+                f"spec: {{seed: {draw(st.integers(0, 5))}, kubernetesVersion: \"{version}\"}}\n")
+    if strategy:
+        extra = ("\n        requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}"
+                 if strategy == "RequestedToCapacityRatio" else "")
+        docs.append(f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: {strategy}
+        resources: [{{name: cpu, weight: 1}}, {{name: memory, weight: 2}}, {{name: nvidia.com/gpu, weight: {draw(st.integers(1, 9))}}}]{extra}
+""")
+    for i in range(draw(st.integers(1, 4))):
+        taint = draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule"]))
+        taints = f", taints: [{{key: dedicated, value: x, effect: {taint}}}]" if taint else ""
+        zone = draw(st.sampled_from(["a", "b"]))
+        docs.append(f"apiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {{name: p{i}}}\n"
+                    f"spec: {{count: {draw(st.integers(1, 40))}, gpu: {{model: {draw(st.sampled_from(MODELS))}, "
+                    f"count: {draw(st.integers(1, 8))}}}, cpu: \"{draw(st.sampled_from([16, 64, 96]))}\", "
+                    f"labels: {{zone: {zone}}}{taints}}}\n")
+    for j in range(draw(st.integers(1, 60))):
+        gpus, cpu = draw(st.integers(0, 8)), draw(st.sampled_from(["0", "500m", "4", "32"]))
+        sel = draw(st.sampled_from(["", "\n  nodeSelector: {zone: a}"]))
+        tol = draw(st.sampled_from(["", "\n  tolerations: [{key: dedicated, operator: Exists}]"]))
+        lim = f"nvidia.com/gpu: {gpus}" + (f", cpu: \"{cpu}\"" if cpu != "0" else "")
+        docs.append(f"""apiVersion: v1
+kind: Pod
+metadata: {{name: w{j}, annotations: {{gpusim.io/duration: {draw(st.integers(1, 600))}s, gpusim.io/submit-at: {draw(st.integers(0, 300))}s}}}}
+spec:
+  restartPolicy: Never{sel}{tol}
+  containers: [{{name: c, image: x, resources: {{limits: {{{lim}}}}}}}]
+""")
+    return "---\n".join(docs)
+
+
+def run(text: str, vectorize: bool):
+    sim = Simulation(load(texts=[("v.yaml", text)]))
+    sim.scheduler.vectorize = vectorize
+    r = sim.run()
+    attempts = [(a.time, a.pod, a.node, a.message, sorted(a.feasible), a.statuses, a.scores)
+                for a in r.scheduler.attempts]
+    return json.dumps(to_json(r), sort_keys=True), attempts
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios())
+def test_vectorised_path_decides_like_the_per_node_path(text):
+    per_node, attempts_a = run(text, vectorize=False)
+    vectorised, attempts_b = run(text, vectorize=True)
+    assert vectorised == per_node
+    assert attempts_b == attempts_a
