@@ -112,7 +112,11 @@ class Scheduler:
 
     def nodes_with_affinity_pods(self) -> list[NodeInfo]:
         """HavePodsWithAffinityList: nodes holding pods with pod (anti-)affinity, in snapshot order."""
-        return [ni for name, ni in self.nodes.items() if name in self._affinity_nodes]
+        if not self._affinity_nodes:
+            return []
+        index = self.table.index if not self.table.stale else {n: i for i, n in enumerate(self.nodes)}
+        return [self.nodes[n] for n in sorted(self._affinity_nodes, key=lambda n: index.get(n, 0))
+                if n in self.nodes]
 
     def _node_info_changed(self, ni: NodeInfo) -> None:
         self.table.mark(ni)

@@ -170,26 +170,27 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
     any_fail = np.zeros(n, bool)
     for _, m in fails:
         any_fail |= m
-    order = np.roll(np.arange(n), -start) if start else np.arange(n)
-    ok_in_order = ~any_fail[order]
-    pos = np.flatnonzero(ok_in_order)
+    # search order starts at nextStartNodeIndex and wraps around (round robin across cycles)
+    ok = ~any_fail
+    pos = np.flatnonzero(np.concatenate((ok[start:], ok[:start])) if start else ok)
     if len(pos) >= want:
         processed = int(pos[want - 1]) + 1
         pos = pos[:want]
     else:
         processed = n
-    feasible = [int(order[k]) for k in pos]
-    rejected = order[:processed][any_fail[order[:processed]]]
+    feasible = ((pos + start) % n).tolist()
+    span = (np.arange(start, start + processed)) % n
+    rejected = span[any_fail[span]]
     snap = [(name, m[rejected]) for name, m in fails]
     detail = {k: v[rejected] for k, v in fit_detail.items()}
     alloc_at = {r: table.alloc[r][rejected] for r in fit_detail if r != "Too many pods"}
-    names = [table.names[int(i)] for i in rejected]
+    all_names = table.names
     reqs = dict(pi.requests)
 
     def statuses() -> dict[str, Status]:
         out: dict[str, Status] = {}
-        taint_reason = None
-        for k, name in enumerate(names):
+        for k, i in enumerate(rejected.tolist()):
+            name = all_names[i]
             for plugin, m in snap:
                 if not m[k]:
                     continue

@@ -187,9 +187,12 @@ def result_devices(result, pod) -> dict[str, list[str]]:
     return out
 
 
-def node_allocated(result, node) -> dict[str, Fraction]:
+def node_allocated(result, node, pods=None) -> dict[str, Fraction]:
+    """Sum of the requests of the node's non-terminated pods (kubectl describe node's "Allocated")."""
     total: dict[str, Fraction] = {}
-    for p in result.api.list("Pod", lambda p: p.spec.node_name == node.metadata.name):
+    if pods is None:
+        pods = result.api.list("Pod", lambda p: p.spec.node_name == node.metadata.name)
+    for p in pods:
         if p.status.phase in ("Succeeded", "Failed"):
             continue
         for k, v in pod_requests(p).items():
@@ -221,6 +224,9 @@ def describe_node(result, name: str) -> str:
 
 def to_json(result) -> dict[str, Any]:
     """The JSON contract of DESIGN.md (times in simulated seconds from 0)."""
+    held: dict[tuple[str, str], list] = {}
+    for h in result.ctx.holdings:
+        held.setdefault((h.namespace, h.pod), []).append(h)
     pods = []
     for p in result.pods():
         started = [cs.state.running.started_at if cs.state.running else
@@ -229,11 +235,10 @@ def to_json(result) -> dict[str, Any]:
         finished = [cs.state.terminated.finished_at for cs in p.status.container_statuses if cs.state.terminated]
         sched = p.status.condition("PodScheduled")
         devices: dict[str, list[str]] = {}
-        for h in result.ctx.holdings:
-            if h.pod == p.metadata.name and h.namespace == p.metadata.namespace:
-                devices.setdefault(h.resource, [])
-                if h.device not in devices[h.resource]:
-                    devices[h.resource].append(h.device)
+        for h in held.get((p.metadata.namespace, p.metadata.name), ()):
+            devices.setdefault(h.resource, [])
+            if h.device not in devices[h.resource]:
+                devices[h.resource].append(h.device)
         pods.append({
             "namespace": p.metadata.namespace, "name": p.metadata.name, "phase": p.status.phase or "Pending",
             "reason": p.status.reason, "message": p.status.message, "nodeName": p.spec.node_name,
@@ -244,8 +249,12 @@ def to_json(result) -> dict[str, Any]:
             "restarts": sum(c.restart_count for c in p.status.container_statuses),
         })
     nodes = []
+    per_node: dict[str, list] = {}
+    for p in result.api.list("Pod"):
+        if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
+            per_node.setdefault(p.spec.node_name, []).append(p)
     for n in result.nodes():
-        alloc = node_allocated(result, n)
+        alloc = node_allocated(result, n, per_node.get(n.metadata.name, []))
         nodes.append({"name": n.metadata.name, "labels": dict(sorted(n.metadata.labels.items())),
                       "capacity": dict(sorted(n.status.capacity.items())),
                       "allocatable": dict(sorted(n.status.allocatable.items())),

@@ -217,7 +217,7 @@ class InterPodAffinity:
         s = PreFilterState(terms)
         ns_labels = self._ns_labels_fn()
         if not (terms.required_affinity or terms.required_anti_affinity):
-            nodes = [ni for ni in nodes if ni.affinity_pods]   # only existing pods' anti-affinity can matter
+            nodes = self._affinity_nodes(nodes)   # only existing pods' anti-affinity can matter
         for ni in nodes:
             contrib = self._node_contrib(pod, terms, ni, ns_labels)
             if any(contrib):
