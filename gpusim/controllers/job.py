@@ -109,23 +109,23 @@ class JobController:
         if job.status.start_time is None and not spec.suspend:
             job.status.start_time = ctx.now
         # active: created and not yet counted as finished, as the controller's own bookkeeping sees it
-        active = list(self._active.get(job.metadata.uid, {}).values())
-        job.status.active = len(active)
+        active_pods = self._active.get(job.metadata.uid, {})
+        job.status.active = len(active_pods)
         completions = spec.completions if spec.completions is not None else None
         parallelism = spec.parallelism if spec.parallelism is not None else 1
         backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
         if job.status.failed > backoff_limit:
-            for p in active:
+            for p in list(active_pods.values()):
                 ctx.api.delete(p)
             self._finish(job, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             return
         done = (completions is not None and job.status.succeeded >= completions) or \
-               (completions is None and job.status.succeeded > 0 and not active)
+               (completions is None and job.status.succeeded > 0 and not active_pods)
         if done:
             self._finish(job, "Complete", "CompletionsReached", "Reached expected number of succeeded pods")
             return
         if spec.suspend:
-            for p in active:
+            for p in list(active_pods.values()):
                 ctx.api.delete(p)
             return
         want = parallelism
@@ -133,7 +133,7 @@ class JobController:
             want = min(parallelism, completions - job.status.succeeded)
         elif job.status.succeeded > 0:
             want = 0
-        missing = want - len(active)
+        missing = want - len(active_pods)
         if missing <= 0:
             return
         delay = 0.0
@@ -149,7 +149,7 @@ class JobController:
                 return
         for _ in range(missing):
             self._create_pod(job)
-        job.status.active = len(active) + missing
+        job.status.active = len(active_pods)
         ctx.api.update(job)
 
     def _create_pod(self, job: Job) -> None:

@@ -319,13 +319,13 @@ class PodTopologySpread:
     # --- PreScore / Score / NormalizeScore -------------------------------------------------------------
     def pre_score(self, state, pi, nodes) -> Status:
         pod = pi.pod
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status.new(Code.Skip)
         all_nodes = self._all_nodes(nodes)
         if not all_nodes:
             return Status.new(Code.Skip)
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
-        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
-        if not constraints:
-            return Status.new(Code.Skip)
         s = PreScoreState(constraints, set(), [{} for _ in constraints])
         topo_size = [0] * len(constraints)
         for ni in nodes:
