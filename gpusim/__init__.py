@@ -34,15 +34,34 @@ from .api.errors import InputError
 from .api.scenario import Scenario, load
 from .controlplane.simulation import Result, Simulation, run
 from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
-from .views.plots import gpu_gantt, lifecycle_chart, state_at
-from .views.text import trace_table
-from .views.widgets import timeline_slider
 from .views.explain import explain_pod
-from .views.architecture import (component_graph, component_table, draw_component_graph, draw_extension_point_map,
-                                 extension_point_map, format_extension_point_map, load_profiles)
-from .views.scoring import (compare_strategies, explain_widget, filter_score_demo, filter_score_scenario,
-                            filter_score_widget, fragmentation, fragmentation_scenario, fragmentation_table,
-                            plot_fragmentation, score_bars, scoring_config, strategy_widget, with_scoring_strategy)
+from .views.text import trace_table
+
+# Plotting and widget views import matplotlib and ipywidgets; they load on first use (PEP 562), so the
+# command line starts fast.
+_LAZY = {
+    "gpusim.views.plots": ["gpu_gantt", "lifecycle_chart", "state_at"],
+    "gpusim.views.widgets": ["timeline_slider"],
+    "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
+                                  "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
+                                  "load_profiles"],
+    "gpusim.views.scoring": ["compare_strategies", "explain_widget", "filter_score_demo", "filter_score_scenario",
+                             "filter_score_widget", "fragmentation", "fragmentation_scenario", "fragmentation_table",
+                             "plot_fragmentation", "score_bars", "scoring_config", "strategy_widget",
+                             "with_scoring_strategy"],
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gpusim' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
            "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",

@@ -11,6 +11,7 @@ the input is invalid.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from typing import Optional
@@ -63,6 +64,16 @@ def _run(files: list[str], seed: Optional[int], until: Optional[str]):
 def main(argv: Optional[list[str]] = None) -> int:
     from .views import kubectl
     args = _parser().parse_args(argv)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()   # a short-lived command: cyclic GC scans would cost more than they free
+    try:
+        return _main(args, kubectl)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _main(args, kubectl) -> int:
     try:
         if args.command == "run":
             result = _run(args.files, args.seed, args.until)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 # quantity.go: ErrFormatWrong's text and the regular expression it names.
 QUANTITY_REGEX = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -27,6 +28,17 @@ class QuantityError(ValueError):
 
 def parse_quantity(value: str | int | float) -> Fraction:
     """Parse a quantity into an exact number of base units (cores, bytes, devices)."""
+    if isinstance(value, str):
+        return _parse_text(value)
+    return _parse(value)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(value: str) -> Fraction:
+    return _parse(value)
+
+
+def _parse(value: str | int | float) -> Fraction:
     if isinstance(value, bool):
         raise QuantityError(ERR_FORMAT_WRONG)
     if isinstance(value, int):

@@ -41,6 +41,7 @@ class JobController:
         self._ready: set[str] = set()
         self._last_failure: dict[str, float] = {}     # job UID → when its last failed pod finished
         self._requeued: set[str] = set()
+        self._queued: set[str] = set()
         ctx.env.process(self._job_loop())
         ctx.env.process(self._pod_loop())
 
@@ -52,7 +53,7 @@ class JobController:
                 self.jobs.pop(job.metadata.uid, None)
                 continue
             self.jobs[job.metadata.uid] = job
-            self.sync(job)
+            self._enqueue(job)
 
     def _pod_loop(self) -> Generator:
         while True:
@@ -73,7 +74,17 @@ class JobController:
             if running != (pod.metadata.uid in self._ready):
                 (self._ready.add if running else self._ready.discard)(pod.metadata.uid)
                 job.status.ready = (job.status.ready or 0) + (1 if running else -1)
-            self.sync(job)
+            self._enqueue(job)
+
+    def _enqueue(self, job: Job) -> None:
+        """The controller's workqueue: events for one Job that arrive at the same instant are
+        coalesced into one sync (client-go workqueue de-duplicates keys)."""
+        uid = job.metadata.uid
+        if uid in self._queued:
+            return
+        self._queued.add(uid)
+        t = self.ctx.env.timeout(0)
+        t.callbacks.append(lambda _e, j=job: (self._queued.discard(j.metadata.uid), self.sync(j)))
 
     def _count(self, job: Job, pod: Pod, gone: bool = False) -> bool:
         """Count a finished pod once, when its event arrives (upstream tracks this with the

@@ -6,7 +6,6 @@ RegisteredDevices. DeviceIDs map NUMA node → IDs, with "-1" for "no topology".
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 CHECKPOINT_FILE = "kubelet_internal_checkpoint"   # devicemanager/types.go kubeletDeviceManagerCheckpoint
@@ -19,7 +18,8 @@ def write(disk: dict[str, Any], pod_devices: dict, healthy: dict[str, set[str]])
             for res in sorted(pod_devices[pod_uid][cname]):
                 ids, resp = pod_devices[pod_uid][cname][res]
                 entries.append({"PodUID": pod_uid, "ContainerName": cname, "ResourceName": res,
-                                "DeviceIDs": {"-1": list(ids)}, "AllocResp": copy.deepcopy(resp)})
+                                "DeviceIDs": {"-1": list(ids)}, "AllocResp": {k: dict(v) if isinstance(v, dict) else v
+                                                              for k, v in resp.items()}})
     disk[CHECKPOINT_FILE] = {"Data": {"PodDeviceEntries": entries,
                                       "RegisteredDevices": {r: sorted(ids) for r, ids in sorted(healthy.items())}}}
 

@@ -215,9 +215,12 @@ class InterPodAffinity:
     def cal_pre_filter_state(self, pod, nodes) -> PreFilterState:
         terms = pod_terms(pod)
         s = PreFilterState(terms)
-        ns_labels = self._ns_labels_fn()
         if not (terms.required_affinity or terms.required_anti_affinity):
             nodes = self._affinity_nodes(nodes)   # only existing pods' anti-affinity can matter
+            if not nodes:
+                s.skip = True
+                return s
+        ns_labels = self._ns_labels_fn()
         for ni in nodes:
             contrib = self._node_contrib(pod, terms, ni, ns_labels)
             if any(contrib):
@@ -322,6 +325,8 @@ class InterPodAffinity:
         terms = pod_terms(pod)
         has_constraints = bool(terms.preferred_affinity or terms.preferred_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.new(Code.Skip)
+        if not has_constraints and not self._affinity_nodes(nodes):
             return Status.new(Code.Skip)
         ns_labels = self._ns_labels_fn()
         topo: dict[str, dict[str, int]] = {}
