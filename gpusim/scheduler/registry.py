@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .plugins import (defaultbinder, defaultpreemption, interpodaffinity, nodeaffinity, nodename, noderesources,
+from .plugins import (defaultbinder, defaultpreemption, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 
 Factory = Callable[[Any, Any], Any]
@@ -34,6 +34,7 @@ def in_tree_registry() -> Registry:
     r.register(nodename.NAME, nodename.new)
     r.register(tainttoleration.NAME, tainttoleration.new)
     r.register(nodeaffinity.NAME, nodeaffinity.new)
+    r.register(nodeports.NAME, nodeports.new)
     r.register(noderesources.NAME, noderesources.new)
     r.register(podtopologyspread.NAME, podtopologyspread.new)
     r.register(interpodaffinity.NAME, interpodaffinity.new)
@@ -47,7 +48,7 @@ def in_tree_registry() -> Registry:
 # (name, score weight). Filter order is this list's order.
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("DefaultBinder", 0),
 ]

@@ -5,7 +5,7 @@ numFeasibleNodesToFind and an incrementally updated snapshot (pkg/scheduler/back
 keeps upstream's per-node plugin interface (what the course teaches) and adds this path, which
 computes the *same* decisions with numpy over all nodes at once: NodeUnschedulable, NodeName,
 TaintToleration, NodeAffinity (required), NodeResourcesFit (Filter and the three scoring
-strategies), NodeResourcesBalancedAllocation, and PodTopologySpread/InterPodAffinity when their
+strategies), NodeResourcesBalancedAllocation, and NodePorts/PodTopologySpread/InterPodAffinity when their
 PreFilter/PreScore say Skip. Anything else falls back to the per-node path. tests/test_vectorized.py
 checks, over random clusters, that both paths choose the same nodes with the same statuses and scores.
 """
@@ -20,9 +20,9 @@ from .framework import MAX_NODE_SCORE, Code, NodeInfo, PodInfo, Status
 from .plugins import nodeaffinity, nodeunschedulable, noderesources, tainttoleration
 from .plugins.helper import find_untolerated
 
-FILTERS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+FILTERS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"}
-SKIP_ONLY = {"PodTopologySpread", "InterPodAffinity"}        # vectorised only when they Skip
+SKIP_ONLY = {"NodePorts", "PodTopologySpread", "InterPodAffinity"}   # vectorised only when they Skip
 SCORES = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
           "PodTopologySpread", "InterPodAffinity"}
 SCORE_SKIP_ONLY = {"NodeAffinity", "PodTopologySpread", "InterPodAffinity"}
