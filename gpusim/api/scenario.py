@@ -18,6 +18,7 @@ from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
 from .gpusim_v1alpha1 import FAULT_TYPES, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
+from .nvidia_v1 import OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
@@ -30,8 +31,10 @@ KINDS: dict[tuple[str, str], type] = {
     ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
     ("gpusim.io/v1alpha1", "Fault"): Fault, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
+    ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
 }
-SINGLETONS = ("Simulation", "KubeSchedulerConfiguration")
+SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
+PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
 NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget"}
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MAX_POOL_NODES = 100_000
@@ -57,6 +60,8 @@ class Scenario:
     node_pools: list[NodePool] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
+    cluster_policy: Optional[ClusterPolicy] = None
+    plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
@@ -167,12 +172,65 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         sc.simulation = singletons["Simulation"][0]
     if singletons["KubeSchedulerConfiguration"]:
         sc.scheduler_config = singletons["KubeSchedulerConfiguration"][0]
+    if singletons["ClusterPolicy"]:
+        sc.cluster_policy = singletons["ClusterPolicy"][0]
     _validate_simulation(sc)
     _build_scheduler(sc)
     _expand_pools(sc)
     _explicit_node_gpus(sc)
     _validate_objects(sc)
+    _device_plugin_configs(sc)
     return sc
+
+
+def _device_plugin_configs(sc: Scenario) -> None:
+    """GPU Operator wiring: ClusterPolicy spec.devicePlugin.config {name, default} names a ConfigMap in
+    the operator's namespace; a node's nvidia.com/device-plugin.config label picks another key. The
+    chosen config's sharing settings change what the node advertises and the labels GFD writes."""
+    from ..node import plugin_config
+    from ..node.labels import sharing_labels
+    cp = sc.cluster_policy
+    ref = cp.spec.device_plugin.config if cp is not None else None
+    cm = None
+    if cp is not None and cp.spec.mig.strategy not in ("none", "single", "mixed"):
+        raise _err(cp, sc.source(cp), "spec.mig.strategy", f'Unsupported value: "{cp.spec.mig.strategy}": '
+                   'supported values: "none", "single", "mixed"')
+    if ref is not None and ref.name:
+        cm = next((c for c in sc.configmaps if c.metadata.name == ref.name
+                   and c.metadata.namespace == OPERATOR_NAMESPACE), None)
+        if cm is None:
+            raise _err(cp, sc.source(cp), "spec.devicePlugin.config.name", f'Not found: "{ref.name}": no ConfigMap '
+                       f'"{ref.name}" in namespace "{OPERATOR_NAMESPACE}"')
+        if ref.default and ref.default not in cm.data:
+            raise _err(cp, sc.source(cp), "spec.devicePlugin.config.default", f'Not found: "{ref.default}": '
+                       f'ConfigMap "{ref.name}" has keys: ' + ", ".join(sorted(cm.data)))
+    parsed: dict[str, object] = {}
+    for node in sc.nodes:
+        name = node.metadata.name
+        if name not in sc.gpus:
+            continue
+        key = node.metadata.labels.get(PLUGIN_CONFIG_LABEL) or (ref.default if ref is not None else "")
+        if cm is None or not key:
+            sc.plugin_configs[name] = plugin_config.default()
+            continue
+        if key not in cm.data:
+            raise _err(node, sc.source(node), f"metadata.labels[{PLUGIN_CONFIG_LABEL}]", f'Not found: "{key}": '
+                       f'ConfigMap "{cm.metadata.name}" has keys: ' + ", ".join(sorted(cm.data)))
+        if key not in parsed:
+            try:
+                parsed[key] = plugin_config.parse(cm.data[key])
+            except FieldError as e:
+                raise _err(cm, sc.source(cm), f"data[{key}]" + (f".{e.path}" if e.path else ""), e.message) from None
+        cfg = parsed[key]
+        model, count = sc.gpus[name]
+        if cfg.strategy == "mps":
+            # cmd/mps-control-daemon: 48 clients from compute capability 7.5 on, else 16
+            cap = 48 if model.compute >= (7, 5) else 16
+            if cfg.replicas_for("nvidia.com/gpu") > cap:
+                raise _err(cm, sc.source(cm), f"data[{key}].sharing.mps.resources",
+                           f"invalid device maximum allowed replicas exceeded: {cfg.replicas_for('nvidia.com/gpu')} > {cap}")
+        sc.plugin_configs[name] = cfg
+        node.metadata.labels.update(sharing_labels(model, cfg))
 
 
 def _duration(obj: Any, sc: Scenario, path: str, value: Optional[str], positive: bool = False) -> Optional[float]:
@@ -279,6 +337,8 @@ def _explicit_node_gpus(sc: Scenario) -> None:
 
 def _validate_objects(sc: Scenario) -> None:
     namespaces = set(BUILTIN_NAMESPACES) | {n.metadata.name for n in sc.namespaces}
+    if sc.cluster_policy is not None:
+        namespaces.add(OPERATOR_NAMESPACE)   # the operator's installation creates it
     classes = dict(SYSTEM_PRIORITY_CLASSES)
     defaults = []
     for pc in sc.priority_classes:

@@ -115,7 +115,8 @@ class Simulation:
             plugin = None
             if node.metadata.name in sc.gpus:
                 model, count = sc.gpus[node.metadata.name]
-                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, gpu_uuids(rng, count), ctx.trace)
+                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, gpu_uuids(rng, count), ctx.trace,
+                                            config=sc.plugin_configs.get(node.metadata.name))
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,

@@ -16,6 +16,8 @@ import simpy
 
 from ..controlplane.trace import Trace
 from ..hardware import GPUModel
+from . import plugin_config
+from .plugin_config import Config
 
 if TYPE_CHECKING:
     from .devicemanager import DeviceManager
@@ -61,14 +63,27 @@ class ContainerAllocateResponse:
     annotations: dict[str, str] = field(default_factory=dict)
 
 
+REPLICA_SEPARATOR = "::"   # internal/rm/device_map.go NewAnnotatedID: "<uuid>::<replica>"
+
+
+def parent_id(device_id: str) -> str:
+    """The physical GPU behind a (possibly replicated) device ID."""
+    return device_id.split(REPLICA_SEPARATOR, 1)[0]
+
+
 class NvidiaDevicePlugin:
-    """One plugin instance on one node, serving ``nvidia.com/gpu``."""
+    """One plugin instance on one node, serving ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``).
+
+    ``devices`` are the physical GPUs; with time-slicing or MPS each is advertised ``replicas`` times."""
 
     def __init__(self, env: simpy.Environment, node: str, model: GPUModel, uuids: list[str], trace: Trace,
-                 pre_start_required: bool = False):
+                 pre_start_required: bool = False, config: Optional[Config] = None):
         self.env, self.node, self.model, self.trace = env, node, model, trace
         self.devices = [Device(u, HEALTHY, None, i) for i, u in enumerate(uuids)]
         self.options = DevicePluginOptions(pre_start_required=pre_start_required)
+        self.config = config or plugin_config.default()
+        self.replicas = self.config.replicas_for(RESOURCE_NAME)
+        self.resource = self.config.advertised_name(RESOURCE_NAME)
         self.running = False
         self._stream: Optional[Callable[[list[Device]], None]] = None
         self.component = f"nvidia-device-plugin/{node}"
@@ -76,7 +91,7 @@ class NvidiaDevicePlugin:
     @property
     def endpoint(self) -> str:
         """internal/plugin/server.go: socket nvidia-<name>.sock, <name> after 'nvidia.com/'."""
-        return "nvidia-" + RESOURCE_NAME.split("/", 1)[1] + ".sock"
+        return "nvidia-" + self.resource.split("/", 1)[1] + ".sock"
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self, kubelet_dm: "DeviceManager") -> None:
@@ -86,7 +101,7 @@ class NvidiaDevicePlugin:
             d.health = HEALTHY
         self.trace.add(self.env.now, self.component, "plugin.(*nvidiaDevicePlugin).Start", f"Node {self.node}",
                        devices=len(self.devices))
-        kubelet_dm.register(self, RegisterRequest(API_VERSION, self.endpoint, RESOURCE_NAME, self.options))
+        kubelet_dm.register(self, RegisterRequest(API_VERSION, self.endpoint, self.resource, self.options))
 
     def stop(self, reason: str) -> None:
         self.running = False
@@ -105,12 +120,20 @@ class NvidiaDevicePlugin:
         send(self._snapshot())
 
     def _snapshot(self) -> list[Device]:
-        return [Device(d.id, d.health, d.numa, d.index) for d in self.devices]
+        """The advertised devices: one per GPU, or ``replicas`` per GPU sharing its health."""
+        if self.replicas == 1:
+            return [Device(d.id, d.health, d.numa, d.index) for d in self.devices]
+        return [Device(f"{d.id}{REPLICA_SEPARATOR}{k}", d.health, d.numa, d.index)
+                for d in self.devices for k in range(self.replicas)]
 
     def get_preferred_allocation(self, available: list[str], must_include: list[str], size: int) -> list[str]:
         """For whole GPUs upstream uses go-gpuallocator's best-effort policy, which scores sets by
         NVLink/PCIe links. On NVSwitch systems every pair scores the same, so the choice reduces to
-        the required devices, then the lowest GPU indexes."""
+        the required devices, then the lowest GPU indexes. Replicas use the ``distributed`` policy
+        (internal/rm/allocate.go distributedAlloc): each pick goes to the GPU with the fewest replicas
+        allocated, ties to the GPU picked least in this call, then the lower index."""
+        if self.replicas > 1:
+            return self._distributed(available, must_include, size)
         order = {d.id: d.index for d in self.devices}
         chosen = list(must_include)
         for dev in sorted(available, key=lambda i: order.get(i, 1 << 30)):
@@ -120,13 +143,42 @@ class NvidiaDevicePlugin:
                 chosen.append(dev)
         return chosen
 
+    def _distributed(self, available: list[str], must_include: list[str], size: int) -> list[str]:
+        index = {d.id: d.index for d in self.devices}
+        free: dict[str, list[str]] = {}
+        for dev in available:
+            free.setdefault(parent_id(dev), []).append(dev)
+        allocated = {d.id: self.replicas - len(free.get(d.id, [])) for d in self.devices}
+        chosen = list(must_include)
+        picked: dict[str, int] = {}
+        candidates = [d for d in available if d not in chosen]
+        while len(chosen) < size:
+            if not candidates:
+                raise ValueError("not enough available devices to satisfy allocation")
+            best = min(candidates, key=lambda d: (allocated[parent_id(d)], picked.get(parent_id(d), 0),
+                                                  index[parent_id(d)], d))
+            chosen.append(best)
+            candidates.remove(best)
+            allocated[parent_id(best)] += 1
+            picked[parent_id(best)] = picked.get(parent_id(best), 0) + 1
+        return chosen
+
     def allocate(self, device_ids: list[str]) -> ContainerAllocateResponse:
-        """(*nvidiaDevicePlugin).Allocate with the default envvar device-list strategy."""
-        known = {d.id for d in self.devices}
+        """(*nvidiaDevicePlugin).Allocate with the default envvar device-list strategy: replica
+        suffixes are stripped and duplicates dropped (internal/plugin/server.go)."""
+        known = {d.id for d in self._snapshot()}
         for i in device_ids:
             if i not in known:
-                raise ValueError(f'invalid allocation request for "{RESOURCE_NAME}": invalid request: unknown device: {i}')
-        return ContainerAllocateResponse(envs={"NVIDIA_VISIBLE_DEVICES": ",".join(device_ids)})
+                raise ValueError(f'invalid allocation request for "{self.resource}": invalid request: unknown device: {i}')
+        if self.replicas > 1 and len(device_ids) > 1 and self.config.fail_requests_greater_than_one:
+            # internal/rm/rm.go ValidateRequest, wrapped by Allocate
+            raise ValueError(f'invalid allocation request for "{self.resource}": invalid request: maximum request '
+                             f"size for shared resources is 1; found {len(device_ids)}")
+        gpus = list(dict.fromkeys(parent_id(i) for i in device_ids))
+        envs = {"NVIDIA_VISIBLE_DEVICES": ",".join(gpus)}
+        if self.config.strategy == "mps":   # internal/plugin/mps.go: the client talks to the MPS daemon
+            envs["CUDA_MPS_PIPE_DIRECTORY"] = f"/mps/{RESOURCE_NAME}/pipe"
+        return ContainerAllocateResponse(envs=envs)
 
     def pre_start_container(self, device_ids: list[str]) -> None:
         return None

@@ -15,7 +15,7 @@ from typing import Generator, Optional
 
 import simpy
 
-from ..api.core_v1 import (NVIDIA_GPU, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerStateTerminated,
                            ContainerStateWaiting, ContainerStatus, NodeCondition, Pod, PodCondition)
 from ..api.duration import parse_duration
 from ..api.quantity import format_quantity, parse_quantity
@@ -165,7 +165,7 @@ class Kubelet:
             new_cap[res], new_alloc[res] = "0", "0"
         for res, q in node.status.capacity.items():   # cluster-level extended resources stay
             if is_extended_resource_name(res) and res not in new_cap and not self.dm.is_device_plugin_resource(res) \
-                    and res not in removed and res != NVIDIA_GPU:
+                    and res not in removed and (self.plugin is None or res != self.plugin.resource):
                 new_cap[res], new_alloc[res] = q, node.status.allocatable.get(res, q)
         ready = node.status.condition("Ready")
         changed = (new_cap != node.status.capacity or new_alloc != node.status.allocatable or ready is None
@@ -304,10 +304,10 @@ class Kubelet:
                       "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
         ctx.api.update(pod)
         plugin, dm = self.plugin, self.dm
-        ep = dm.endpoints.get(NVIDIA_GPU) if dm else None
+        ep = dm.endpoints.get(plugin.resource) if dm and plugin else None
         if ep is not None and ep.options is not None and ep.options.pre_start_required and plugin is not None:
             for c in pod.spec.containers:
-                ids = dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).get(NVIDIA_GPU, ([], None))[0]
+                ids = dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).get(plugin.resource, ([], None))[0]
                 if ids:
                     yield from self.channel.call(self.component, "v1beta1.DevicePlugin/PreStartContainer",
                                                  f"Pod {pod.metadata.namespace}/{pod.metadata.name}",

@@ -45,3 +45,15 @@ def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
     return Node(metadata=ObjectMeta(name=name, labels=labels),
                 spec=NodeSpec(taints=[Taint(key=t.key, value=t.value, effect=t.effect) for t in s.taints]),
                 status=NodeStatus(capacity=dict(base), allocatable=dict(base)))
+
+
+def sharing_labels(model: GPUModel, config) -> dict[str, str]:
+    """GFD labels for time-slicing / MPS (internal/lm/resource.go): replicas, sharing-strategy, and the
+    product suffixed -SHARED when replicas are advertised under the original resource name."""
+    replicas = config.replicas_for("nvidia.com/gpu")
+    labels = {"nvidia.com/gpu.replicas": str(replicas), "nvidia.com/gpu.sharing-strategy": config.strategy}
+    if replicas > 1 and config.advertised_name("nvidia.com/gpu") == "nvidia.com/gpu":
+        labels["nvidia.com/gpu.product"] = model.product + "-SHARED"
+    if config.strategy == "mps":
+        labels["nvidia.com/mps.capable"] = "true"
+    return labels

@@ -27,11 +27,12 @@ def gpu_gantt(result, node: Optional[str] = None, ax=None, until: Optional[float
     colors = _pod_color([h.pod for h in holds])
     row = {d[2]: i for i, d in enumerate(devices)}
     for h in holds:
-        if h.device not in row:
+        dev = h.device.split("::", 1)[0]   # a time-sliced replica is drawn on its GPU's row
+        if dev not in row:
             continue
         stop = h.end if h.end is not None else end
-        ax.barh(row[h.device], stop - h.start, left=h.start, color=colors[h.pod], edgecolor="black", linewidth=0.4)
-        ax.text(h.start + (stop - h.start) / 2, row[h.device], h.pod, ha="center", va="center", fontsize=7)
+        ax.barh(row[dev], stop - h.start, left=h.start, color=colors[h.pod], edgecolor="black", linewidth=0.4)
+        ax.text(h.start + (stop - h.start) / 2, row[dev], h.pod, ha="center", va="center", fontsize=7)
     ax.set_yticks(range(len(devices)), [f"{n}/gpu{i}" for n, i, _ in devices])
     ax.invert_yaxis()
     ax.set_xlim(0, max(end, 1))
