@@ -3,6 +3,10 @@
 Values follow NVIDIA's product specifications; ``product`` is the NVML name as GPU Feature
 Discovery writes it into ``nvidia.com/gpu.product`` (spaces → ``-``; k8s-device-plugin
 ``internal/lm/resource.go``), ``memory_mib`` what GFD writes into ``nvidia.com/gpu.memory``.
+``pci_device_id`` is the PCI device ID + vendor ID key that mig-parted's ``device-filter`` matches
+(values from the GPU Operator's default MIG ConfigMap, NVIDIA/gpu-operator
+``assets/state-mig-manager/0400_configmap.yaml``); empty where the simulator does not need it.
+MIG geometry (GPU-instance profiles and placements) lives in :mod:`gpusim.hardware.mig`.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ class GPUModel:
     mig_capable: bool
     nvlink_generation: int  # 0 = none
     nvlink_links: int
+    pci_device_id: str = ""  # mig-parted device-filter key, e.g. "0x20B010DE"
 
     @property
     def family(self) -> str:
@@ -33,11 +38,11 @@ class GPUModel:
 
 
 CATALOG: dict[str, GPUModel] = {m.name: m for m in [
-    GPUModel("A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB", 40960, 108, (8, 0), True, 3, 12),
-    GPUModel("A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", 81920, 108, (8, 0), True, 3, 12),
-    GPUModel("A30-24GB", "NVIDIA-A30", 24576, 56, (8, 0), True, 3, 4),
-    GPUModel("H100-SXM5-80GB", "NVIDIA-H100-80GB-HBM3", 81559, 132, (9, 0), True, 4, 18),
-    GPUModel("H200-141GB", "NVIDIA-H200", 143771, 132, (9, 0), True, 4, 18),
+    GPUModel("A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB", 40960, 108, (8, 0), True, 3, 12, "0x20B010DE"),
+    GPUModel("A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", 81920, 108, (8, 0), True, 3, 12, "0x20B210DE"),
+    GPUModel("A30-24GB", "NVIDIA-A30", 24576, 56, (8, 0), True, 3, 4, "0x20B710DE"),
+    GPUModel("H100-SXM5-80GB", "NVIDIA-H100-80GB-HBM3", 81559, 132, (9, 0), True, 4, 18, "0x233010DE"),
+    GPUModel("H200-141GB", "NVIDIA-H200", 143771, 132, (9, 0), True, 4, 18, "0x233510DE"),
     GPUModel("L40S", "NVIDIA-L40S", 46068, 142, (8, 9), False, 0, 0),
     GPUModel("T4", "Tesla-T4", 15360, 40, (7, 5), False, 0, 0),
     GPUModel("V100-SXM2-32GB", "Tesla-V100-SXM2-32GB", 32768, 80, (7, 0), False, 2, 6),
