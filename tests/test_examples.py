@@ -16,7 +16,7 @@ from gpusim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy"]
+NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default

@@ -33,9 +33,11 @@ RESTART_POLICIES = ("Always", "OnFailure", "Never")
 ANNOTATION_SUBMIT_AT = "gpusim.io/submit-at"
 ANNOTATION_DURATION = "gpusim.io/duration"
 ANNOTATION_GPU_MEMORY = "gpusim.io/gpu-memory"
+ANNOTATION_GPU_MEMORY_GROWTH = "gpusim.io/gpu-memory-growth"
 ANNOTATION_EXIT_CODE = "gpusim.io/exit-code"
 ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration",
-               ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_EXIT_CODE: "int"}
+               ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_GPU_MEMORY_GROWTH: "growth",
+               ANNOTATION_EXIT_CODE: "int"}
 
 
 def invalid(value: object, detail: str) -> str:
@@ -75,9 +77,30 @@ def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
                     yield p, invalid(value, "must be greater than or equal to 0")
             except QuantityError as e:
                 yield p, invalid(value, str(e))
+        elif kind == "growth":
+            yield from _validate_growth(annotations, str(value), p)
         elif kind == "int":
             if not re.fullmatch(r"[0-9]{1,3}", str(value)) or int(value) > 255:
                 yield p, invalid(value, "must be an integer in [0, 255]")
+
+
+def _validate_growth(annotations: dict[str, str], value: str, p: str) -> Errors:
+    """``<peak>/<duration>`` (node/sharing.py): peak >= gpu-memory, duration > 0, needs gpu-memory."""
+    from ..node.sharing import parse_growth
+    try:
+        peak, _ = parse_growth(value)
+    except ValueError as e:
+        yield p, invalid(value, str(e))
+        return
+    base = annotations.get(ANNOTATION_GPU_MEMORY)
+    if base is None:
+        yield p, invalid(value, f"requires the {ANNOTATION_GPU_MEMORY} annotation (the memory it grows from)")
+        return
+    try:
+        if peak < parse_quantity(str(base)):
+            yield p, invalid(value, f"peak must be greater than or equal to {ANNOTATION_GPU_MEMORY} ({base})")
+    except QuantityError:
+        pass   # reported on gpu-memory itself
 
 
 def validate_resources(c: Container, path: str) -> Errors:

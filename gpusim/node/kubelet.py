@@ -24,10 +24,11 @@ from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
-from .deviceplugin import NvidiaDevicePlugin
+from .deviceplugin import NvidiaDevicePlugin, parent_id
 from .devicemanager import AllocateError, DeviceManager
 from .grpc import Channel, RpcError
 from .runtime import ContainerRecord, Runtime
+from .sharing import OOM_EXIT_CODE, GPUMemory
 
 # kubelet/events/event.go and kuberuntime messages
 PULLED, CREATED, STARTED = "Pulled", "Created", "Started"
@@ -35,6 +36,8 @@ PULLED, CREATED, STARTED = "Pulled", "Created", "Started"
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 # pkg/kubelet/container/helpers.go: back-off for restarting containers
 CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
+# kubelet/events/event.go BackOffStartContainer; kuberuntime doBackOff's message
+BACKOFF = "BackOff"
 
 
 def set_condition(conds: list, ctype: str, status: str, now: float, reason: str = "", message: str = "") -> None:
@@ -54,7 +57,12 @@ class Kubelet:
         self.source = "kubelet"
         self.channel = Channel(ctx.env, ctx.timing.grpc_latency, ctx.trace)
         self.disk: dict = {}                 # survives kubelet restarts (checkpoint lives here)
-        self.runtime = Runtime(ctx.env)      # survives kubelet restarts (containerd)
+        self.runtime = Runtime(ctx.env, ctx.daemon_pending)      # survives kubelet restarts (containerd)
+        # device memory of the GPUs (node/sharing.py): follows the containers, not the kubelet
+        self.gpu_memory: Optional[GPUMemory] = None
+        if plugin is not None:
+            self.gpu_memory = mem = GPUMemory(ctx, node_name, plugin, self._cuda_oom)
+            self.runtime.on_stop.append(lambda rec: mem.container_stopped(rec.pod_uid, rec.name))
         self.up = False
         self.node_down = False
         self.started_at = 0.0
@@ -328,6 +336,7 @@ class Kubelet:
             ctx.event(pod, NORMAL, CREATED, f"Created container: {c.name}", self.source)
             ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
             self.runtime.start(pod.metadata.uid, c.name, duration, exit_code, self._on_exit)
+            self._track_gpu_memory(pod, c.name)
             cs = pod.status.container_statuses[i]
             cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
             cs.ready, cs.started = True, True
@@ -340,6 +349,17 @@ class Kubelet:
                       f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success",
                       devices=self.dm.devices_of(pod.metadata.uid) if self.dm else {})
         ctx.api.update(pod)
+
+    def _track_gpu_memory(self, pod: Pod, container: str) -> None:
+        """The started process holds ``gpusim.io/gpu-memory`` on each physical GPU it was given."""
+        if self.gpu_memory is None or self.dm is None or self.plugin is None:
+            return
+        ids = self.dm.pod_devices.get(pod.metadata.uid, {}).get(container, {}).get(self.plugin.resource, ([], None))[0]
+        if ids:
+            self.gpu_memory.container_started(pod, container, [parent_id(i) for i in ids])
+
+    def _cuda_oom(self, pod_uid: str, container: str, message: str) -> None:
+        self.runtime.fail(pod_uid, container, OOM_EXIT_CODE, message)
 
     def _on_exit(self, rec: ContainerRecord) -> None:
         if not self.up:
@@ -356,7 +376,7 @@ class Kubelet:
         cs = pod.status.container_statuses[idx]
         reason = "Completed" if rec.exit_code == 0 else "Error"
         cs.state = ContainerState(terminated=ContainerStateTerminated(
-            rec.exit_code, reason, "", rec.started_at, rec.finished_at))
+            rec.exit_code, reason, rec.message, rec.started_at, rec.finished_at))
         cs.ready, cs.started = False, False
         policy = pod.spec.restart_policy or "Always"
         if policy == "Always" or (policy == "OnFailure" and rec.exit_code != 0):
@@ -382,6 +402,8 @@ class Kubelet:
         ctx = self.ctx
         cs = pod.status.container_statuses[idx]
         delay = min(CRASHLOOP_INITIAL * 2 ** cs.restart_count, CRASHLOOP_MAX)
+        ctx.event(pod, WARNING, BACKOFF, f"Back-off restarting failed container {cs.name} in pod "
+                  f"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})", self.source)
         cs.last_state = cs.state
         cs.state = ContainerState(waiting=ContainerStateWaiting(
             "CrashLoopBackOff", f"back-off {int(delay)}s restarting failed container={cs.name} "
@@ -397,6 +419,7 @@ class Kubelet:
         ctx.event(pod, NORMAL, CREATED, f"Created container: {c.name}", self.source)
         ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
         self.runtime.start(pod.metadata.uid, c.name, duration, int(ann.get(ANNOTATION_EXIT_CODE, "0")), self._on_exit)
+        self._track_gpu_memory(pod, c.name)
         cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
         cs.ready = cs.started = True
         ctx.api.update(pod)
@@ -407,7 +430,7 @@ class Kubelet:
         ctx = self.ctx
         for rec in self.runtime.containers.values():
             if rec.pod_uid == pod.metadata.uid and rec.finished_at is None:
-                rec.finished_at, rec.exit_code, rec.killed = ctx.now, 137, True
+                self.runtime.kill(rec)
                 ctx.event(pod, NORMAL, "Killing", f"Stopping container {rec.name}", self.source)
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).killPod",
                       f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success")
