@@ -96,7 +96,8 @@ class Result:
 
 
 class Simulation:
-    def __init__(self, scenario: Scenario, seed: Optional[int] = None, until: Optional[float] = None):
+    def __init__(self, scenario: Scenario, seed: Optional[int] = None, until: Optional[float] = None,
+                 registry: Any = None):
         self.scenario = sc = _copy_scenario(scenario)
         spec = sc.simulation.spec
         self.seed = spec.seed if seed is None else seed
@@ -120,7 +121,7 @@ class Simulation:
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
-                                   k8s_version=version)
+                                   k8s_version=version, registry=registry, config=sc.scheduler_config)
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.

@@ -158,6 +158,18 @@ class NodeInfo:
             if self.on_change is not None:
                 self.on_change(self)
 
+    def snapshot(self) -> "NodeInfo":
+        """NodeInfo.Snapshot(): a detached copy (no cache hook) whose pods can be added or removed
+        without touching the scheduler cache."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.node, c.name, c.allocatable = self.node, self.name, self.allocatable
+        c.pods = dict(self.pods)
+        c.requested = Resource(dict(self.requested.values))
+        c.non_zero_requested = Resource(dict(self.non_zero_requested.values))
+        c.affinity_pods = self.affinity_pods
+        c.on_change = None
+        return c
+
 
 def has_pod_affinity(pod: Pod) -> bool:
     a = pod.spec.affinity

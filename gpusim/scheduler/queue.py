@@ -3,7 +3,15 @@
 activeQ is a heap ordered by the profile's QueueSort ``less``; backoffQ holds pods whose backoff
 (1s doubling to 10s per attempt) has not expired; unschedulablePods holds pods that failed until a
 cluster event that one of their rejecting plugins registered for moves them (QueueingHint), or
-until the 5-minute flush (checked every 30s).
+until the 5-minute flush (checked every 30s), and pods that a PreEnqueue plugin gates.
+
+PreEnqueue (``gate``) runs whenever a pod is about to enter activeQ or backoffQ: when it is added,
+when an event or the flush moves it, and when an update to the pod may have lifted its gate
+(``update``). A gated pod stays in unschedulablePods and is never attempted, so it gets no
+FailedScheduling event.
+
+Not modelled: SchedulerPopFromBackoffQ (beta, on since 1.33: with activeQ empty the scheduler pops
+backoffQ early) and the 1-second ordering windows backoff expiries are aligned to.
 """
 from __future__ import annotations
 
@@ -45,6 +53,8 @@ class SchedulingQueue:
         self.last_failure: dict[str, float] = {}
         self._waiter = None
         self._seq = 0
+        # PreEnqueue: True lets the pod in; the scheduler sets this (runPreEnqueuePlugins).
+        self.gate: Optional[Callable[[QueuedPodInfo], bool]] = None
         ctx.env.process(self._flush_unschedulable())
 
     def __len__(self) -> int:
@@ -60,12 +70,23 @@ class SchedulingQueue:
         if self._waiter is not None and not self._waiter.triggered:
             self._waiter.succeed()
 
-    def add(self, qpi: QueuedPodInfo, gate: Callable[[QueuedPodInfo], bool]) -> None:
+    def add(self, qpi: QueuedPodInfo, gate: Optional[Callable[[QueuedPodInfo], bool]] = None) -> None:
         """A new pod: PreEnqueue gate, then activeQ (or unschedulablePods when gated)."""
-        if gate(qpi):
+        gate = gate or self.gate
+        if gate is None or gate(qpi):
             self._push_active(qpi)
         else:
             self.unschedulable[qpi.pod_info.key] = qpi
+
+    def update(self, qpi: QueuedPodInfo) -> bool:
+        """Update of a pod that waits in unschedulablePods because it is gated: PreEnqueue runs again
+        and, if it passes now, the pod moves on (activeQ, or backoffQ if it is still backing off).
+        Returns whether the pod left unschedulablePods."""
+        key = qpi.pod_info.key
+        if not qpi.gated or self.unschedulable.get(key) is not qpi:
+            return False
+        del self.unschedulable[key]
+        return self._to_backoff(qpi)
 
     def pop(self) -> Generator:
         while not self.active:
@@ -103,30 +124,38 @@ class SchedulingQueue:
             qpi.timestamp_unschedulable = self.ctx.now
             self.unschedulable[key] = qpi
 
-    def _to_backoff(self, qpi: QueuedPodInfo) -> None:
+    def _to_backoff(self, qpi: QueuedPodInfo) -> bool:
+        """requeuePodWithQueueingStrategy(queueAfterBackoff): PreEnqueue first (a gated pod goes back
+        to unschedulablePods), then backoffQ while backing off, else activeQ. Returns whether the
+        pod left unschedulablePods."""
         key = qpi.pod_info.key
+        if self.gate is not None and not self.gate(qpi):
+            self.unschedulable[key] = qpi
+            return False
         expiry = self.backoff_expiry(qpi)
         if expiry <= self.ctx.now:
             self._push_active(qpi)
-            return
+            return True
         self.backoff[key] = qpi
         timer = self.ctx.env.timeout(expiry - self.ctx.now)
         timer.callbacks.append(lambda _e, q=qpi: self._backoff_done(q))
+        return True
 
     def _backoff_done(self, qpi: QueuedPodInfo) -> None:
         if self.backoff.pop(qpi.pod_info.key, None) is not None:
             self._push_active(qpi)
 
     def move(self, event: str, interested: Callable[[QueuedPodInfo, str], bool]) -> int:
-        """MoveAllToActiveOrBackoffQueue for one cluster event; returns how many pods moved."""
+        """MoveAllToActiveOrBackoffQueue for one cluster event; returns how many pods moved.
+        ``interested`` is the QueueingHint check; for a gated pod, whether its gating plugin
+        registered the event."""
         moved = 0
         for key in sorted(self.unschedulable, key=lambda k: self.unschedulable[k].seq):
             qpi = self.unschedulable[key]
-            if qpi.gated or not interested(qpi, event):
+            if not interested(qpi, event):
                 continue
             del self.unschedulable[key]
-            self._to_backoff(qpi)
-            moved += 1
+            moved += self._to_backoff(qpi)
         return moved
 
     def _flush_unschedulable(self) -> Generator:
@@ -137,4 +166,6 @@ class SchedulingQueue:
             stale = [k for k, q in self.unschedulable.items()
                      if not q.gated and now - q.timestamp_unschedulable > DEFAULT_POD_MAX_IN_UNSCHEDULABLE]
             for k in stale:
-                self._to_backoff(self.unschedulable.pop(k))
+                q = self.unschedulable.get(k)
+                if q is not None and not q.gated:
+                    self._to_backoff(self.unschedulable.pop(k))

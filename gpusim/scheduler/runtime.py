@@ -1,11 +1,117 @@
 """A profile's framework instance (mirrors pkg/scheduler/framework/runtime/framework.go):
-plugins grouped by extension point, run in configured order with upstream's rules."""
+plugins grouped by extension point, run in configured order with upstream's rules; and the waiting
+pods of the Permit extension point (framework/runtime/waiting_pods_map.go)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Generator, Iterator, Optional
 
+from ..api.duration import format_duration
 from .framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, PodInfo, QueuedPodInfo, Status
 from .registry import Registry, in_tree_registry
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0     # framework.go maxTimeout: a Permit Wait is capped at 15 minutes
+MSG_PERMIT_WAIT = 'one or more plugins asked to wait and no plugin rejected pod "{}"'
+MSG_PERMIT_TIMEOUT = "rejected due to timeout after waiting {} at plugin {}"
+MSG_REMOVED = "removed"            # RejectWaitingPod: the pod was deleted while waiting
+MSG_PREEMPTED = "preempted"        # a preemptor chose the waiting pod as a victim
+
+
+class _Timer:
+    """time.AfterFunc on the simulation clock. simpy cannot cancel a timeout, so a stopped timer is
+    counted as housekeeping (Context.daemon_pending) until it fires: it must not keep a run alive."""
+
+    __slots__ = ("ctx", "fn", "fired", "stopped")
+
+    def __init__(self, ctx: Any, delay: float, fn: Callable[[], None]):
+        self.ctx, self.fn = ctx, fn
+        self.fired = self.stopped = False
+        ctx.env.timeout(max(delay, 0.0)).callbacks.append(self._fire)
+
+    def _fire(self, _event: Any) -> None:
+        self.fired = True
+        if self.stopped:
+            self.ctx.daemon_pending[0] -= 1
+            return
+        self.fn()
+
+    def stop(self) -> None:
+        if not self.fired and not self.stopped:
+            self.stopped = True
+            self.ctx.daemon_pending[0] += 1
+
+
+class WaitingPod:
+    """fwk.WaitingPod: a pod that passed the scheduling cycle but that one or more Permit plugins asked
+    to wait, each for at most its own timeout. ``allow(plugin)`` removes one pending plugin and lets the
+    pod bind once none is left; ``reject(plugin, msg)`` fails it as Unschedulable; ``preempt(plugin,
+    msg)`` fails it as an Error (back to the backoff queue); a plugin's timer firing rejects it with
+    "rejected due to timeout after waiting <timeout> at plugin <plugin>". The first outcome wins
+    (upstream sends on a channel of size 1 without blocking); later calls return False."""
+
+    def __init__(self, ctx: Any, pod: Any, plugins_wait: dict[str, float]):
+        self.pod = pod
+        self.signal = ctx.env.event()        # succeeds with the outcome's Status
+        self.pending: dict[str, _Timer] = {}
+        for plugin, wait in plugins_wait.items():
+            msg = MSG_PERMIT_TIMEOUT.format(format_duration(wait), plugin)
+            self.pending[plugin] = _Timer(ctx, wait, lambda p=plugin, m=msg: self.reject(p, m))
+
+    def get_pod(self) -> Any:
+        return self.pod
+
+    def get_pending_plugins(self) -> list[str]:
+        return list(self.pending)
+
+    def _send(self, st: Status) -> bool:
+        if self.signal.triggered:
+            return False
+        self.signal.succeed(st)
+        return True
+
+    def allow(self, plugin: str) -> None:
+        timer = self.pending.pop(plugin, None)
+        if timer is not None:
+            timer.stop()
+        if not self.pending:
+            self._send(Status())
+
+    def _stop_all(self) -> None:
+        for timer in self.pending.values():
+            timer.stop()
+
+    def reject(self, plugin: str, msg: str) -> bool:
+        self._stop_all()
+        return self._send(Status(Code.Unschedulable, [msg], plugin))
+
+    def preempt(self, plugin: str, msg: str) -> bool:
+        self._stop_all()
+        return self._send(Status(Code.Error, [msg], plugin))
+
+
+class WaitingPodsMap:
+    """waitingPodsMap, shared by every profile of one scheduler (keyed by pod uid)."""
+
+    def __init__(self, ctx: Any = None):
+        self.ctx = ctx
+        self.pods: dict[str, WaitingPod] = {}
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self.pods
+
+    def __iter__(self) -> Iterator[WaitingPod]:
+        return iter(list(self.pods.values()))
+
+    def add(self, wp: WaitingPod) -> None:
+        self.pods[wp.pod.metadata.uid] = wp
+
+    def remove(self, uid: str) -> None:
+        self.pods.pop(uid, None)
+
+    def get(self, uid: str) -> Optional[WaitingPod]:
+        return self.pods.get(uid)
 
 POINT_METHODS = {"PreEnqueue": "pre_enqueue", "QueueSort": "less", "PreFilter": "pre_filter",
                  "Filter": "filter", "PostFilter": "post_filter", "PreScore": "pre_score", "Score": "score",
@@ -16,8 +122,11 @@ POINT_METHODS = {"PreEnqueue": "pre_enqueue", "QueueSort": "less", "PreFilter": 
 class Framework:
     """One profile: plugin instances (one per name, shared by the points it serves), in order."""
 
-    def __init__(self, spec: Any, handle: Any, registry: Optional[Registry] = None):
+    def __init__(self, spec: Any, handle: Any, registry: Optional[Registry] = None,
+                 waiting_pods: Optional[WaitingPodsMap] = None):
         self.spec = spec
+        self.handle = handle
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap(getattr(handle, "ctx", None))
         self.scheduler_name = spec.scheduler_name
         registry = registry or in_tree_registry()
         names = list(dict.fromkeys(n for pt in POINT_METHODS for n in spec.points.get(pt, ())))
@@ -104,15 +213,40 @@ class Framework:
             p.unreserve(state, pi, node)
 
     def run_permit(self, state, pi, node) -> Status:
-        """RunPermitPlugins. Wait (a waiting pod, capped at 15 minutes) arrives with the Coscheduling
-        issue; until then a Wait from a plugin is reported as an error rather than ignored."""
+        """RunPermitPlugins: the first rejection wins; a Wait (timeout capped at 15 minutes) from any
+        plugin makes the pod a waiting pod, and the status is Wait; any other status is an error."""
+        plugins_wait: dict[str, float] = {}
         for p in self.points["Permit"]:
-            st, _timeout = p.permit(state, pi, node)
-            if st.code == Code.Wait:
-                return Status(Code.Error, [f"plugin {p.name} asked to wait: waiting pods are not supported yet"]).with_plugin(p.name)
-            if not st.is_success():
+            st, timeout = p.permit(state, pi, node)
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
                 return st.with_plugin(p.name)
+            if st.code == Code.Wait:
+                plugins_wait[p.name] = min(float(timeout or 0.0), MAX_PERMIT_TIMEOUT)
+                continue
+            return Status(Code.Error, [f'running Permit plugin "{p.name}": {st.message()}']).with_plugin(p.name)
+        if plugins_wait:
+            self.waiting_pods.add(WaitingPod(self.waiting_pods.ctx, pi.pod, plugins_wait))
+            return Status(Code.Wait, [MSG_PERMIT_WAIT.format(pi.pod.metadata.name)])
         return Status()
+
+    def will_wait_on_permit(self, pod) -> bool:
+        return pod.metadata.uid in self.waiting_pods
+
+    def wait_on_permit(self, pod) -> Generator:
+        """WaitOnPermit (a simpy sub-process): blocks until the waiting pod is allowed, rejected, preempted
+        or timed out. Rejections come back as they are; anything else that is not a success is an error."""
+        wp = self.waiting_pods.get(pod.metadata.uid)
+        if wp is None:
+            return Status()
+        try:
+            st = yield wp.signal
+        finally:
+            self.waiting_pods.remove(pod.metadata.uid)
+        if st.is_success() or st.is_rejected():
+            return st
+        return Status(Code.Error, [f"waiting on permit for pod: {st.message()}"], st.plugin)
 
     def run_pre_bind(self, state, pi, node) -> Status:
         for p in self.points["PreBind"]:

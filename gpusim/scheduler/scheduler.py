@@ -1,6 +1,20 @@
 """kube-scheduler (mirrors pkg/scheduler: scheduler.go, schedule_one.go, eventhandlers.go,
-backend/cache). One scheduling cycle at a time (serial, zero simulated time), then an asynchronous
-binding cycle; failures produce the upstream FailedScheduling message and requeue the pod.
+backend/cache, backend/queue/nominator.go). One scheduling cycle at a time (serial, zero simulated
+time), then an asynchronous binding cycle; failures produce the upstream FailedScheduling message and
+requeue the pod.
+
+- Permit: a plugin may answer Wait; the pod is then a waiting pod (see runtime.WaitingPod) and its
+  binding cycle blocks in WaitOnPermit until every waiting plugin allows it, or a rejection (event
+  "0/1 nodes are available: 1 <message>.") or a timeout. Plugins reach waiting pods through the
+  handle: ``iterate_over_waiting_pods``, ``get_waiting_pod``, ``reject_waiting_pod``. With
+  NominatedNodeNameForExpectation (beta, on since 1.35) a waiting pod shows its node in
+  ``status.nominatedNodeName``.
+- Nominated pods: a pod nominated by preemption (``status.nominatedNodeName``) is kept in the
+  nominator until it is assumed, deleted or its nomination is cleared; any pod filtered on that node
+  sees the nominated pods of equal or higher priority as if they ran there
+  (RunFilterPluginsWithNominatedPods: Filter runs with them, then, if that passed, without them).
+- PreEnqueue runs again when an unscheduled pod is updated, so removing a pod's last scheduling gate
+  sends it to activeQ.
 """
 from __future__ import annotations
 
@@ -20,7 +34,7 @@ from .plugins.queuesort import pod_priority
 from .queue import SchedulingQueue
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
-from .runtime import Framework
+from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
 from .vectorized import SCORE_SKIP_ONLY, NodeTable, eligible, find_feasible, score as vector_score
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -78,15 +92,24 @@ class Scheduler:
     Pods naming no profile are left alone (another scheduler may own them)."""
 
     def __init__(self, ctx: Context, profiles: Optional[list[ProfileSpec]] = None, queue: Optional[dict] = None,
-                 registry: Optional[Registry] = None, k8s_version: tuple[int, int] = (1, 36)):
+                 registry: Optional[Registry] = None, k8s_version: tuple[int, int] = (1, 36),
+                 config: Any = None):
+        """``registry`` adds out-of-tree plugins; with it, the profiles are rebuilt from ``config`` (the
+        scenario's KubeSchedulerConfiguration, None for the defaults) so that they may name them."""
         self.ctx = ctx
         self.k8s_version = k8s_version
-        if profiles is None:
-            profiles, queue = build_profiles(None, registry or in_tree_registry())
-        self.frameworks = {p.scheduler_name: Framework(p, self, registry) for p in profiles}
+        if profiles is None or registry is not None:
+            profiles, queue = build_profiles(config, registry or in_tree_registry())
+        self.waiting_pods = WaitingPodsMap(ctx)       # shared by all profiles, as upstream
+        self.frameworks = {p.scheduler_name: Framework(p, self, registry, self.waiting_pods) for p in profiles}
         self.framework = next(iter(self.frameworks.values()))
         self.name = self.component = self.framework.scheduler_name
         self.queue = SchedulingQueue(ctx, self.framework.less, **(queue or {}))
+        self.queue.gate = self._pre_enqueue
+        self.nominator: dict[str, str] = {}                         # pod uid → nominated node
+        self.nominated_pods: dict[str, dict[str, PodInfo]] = {}     # node → uid → PodInfo, in order added
+        self._inflight: dict[str, list[str]] = {}                   # waiting pod uid → cluster events seen
+        self._plugin_events: Optional[dict[str, set]] = None
         self.nodes: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
@@ -123,11 +146,96 @@ class Scheduler:
         (self._affinity_nodes.add if ni.affinity_pods else self._affinity_nodes.discard)(ni.name)
 
     def run_filters(self, state, pi, ni) -> Status:
-        return self.framework_for(pi.pod).run_filters(state, pi, ni)
+        """The handle's RunFilterPluginsWithNominatedPods (what DefaultPreemption's dry run calls)."""
+        return self.run_filters_with_nominated_pods(state, pi, ni)
 
-    def preempt(self, pi: PodInfo, node: str, victims: list[PodInfo]) -> None:
-        """preemption Executor: DisruptionTarget condition, Preempted event, delete; nominate."""
+    # --- nominated pods (backend/queue/nominator.go, framework.go RunFilterPluginsWithNominatedPods) ------
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        return list(self.nominated_pods.get(node, {}).values())
+
+    def _add_nominated_pod(self, pi: PodInfo, node: str) -> None:
+        uid = pi.key
+        if self.nominator.get(uid) == node:
+            return
+        self._delete_nominated_pod(uid)
+        self.nominator[uid] = node
+        self.nominated_pods.setdefault(node, {})[uid] = pi
+
+    def _delete_nominated_pod(self, uid: str) -> None:
+        node = self.nominator.pop(uid, None)
+        if node is not None:
+            pods = self.nominated_pods.get(node)
+            if pods is not None:
+                pods.pop(uid, None)
+                if not pods:
+                    del self.nominated_pods[node]
+
+    def _sync_nomination(self, qpi: QueuedPodInfo) -> None:
+        """AddNominatedPod / UpdateNominatedPod: an unscheduled, unassumed pod is nominated where its
+        status.nominatedNodeName says."""
+        pod = qpi.pod
+        node = pod.status.nominated_node_name
+        if node and not pod.spec.node_name and pod.metadata.uid not in self.assumed:
+            self._add_nominated_pod(qpi.pod_info, node)
+        else:
+            self._delete_nominated_pod(pod.metadata.uid)
+
+    def _nominated_to_add(self, pi: PodInfo, node: str) -> list[PodInfo]:
+        """addNominatedPods: the pods nominated to ``node`` of equal or higher priority, other than ``pi``."""
+        pods = self.nominated_pods.get(node)
+        if not pods:
+            return []
+        prio = pod_priority(pi.pod)
+        return [p for uid, p in pods.items() if uid != pi.key and pod_priority(p.pod) >= prio]
+
+    def _nominations_matter(self, pi: PodInfo) -> bool:
+        """Whether some node has a nominated pod that filtering ``pi`` must take into account."""
+        if not self.nominator:
+            return False
+        prio = pod_priority(pi.pod)
+        return any(uid != pi.key and pod_priority(p.pod) >= prio
+                   for pods in self.nominated_pods.values() for uid, p in pods.items())
+
+    def run_filters_with_nominated_pods(self, state, pi, ni, fw: Optional[Framework] = None) -> Status:
+        """Filter with the nominated pods of equal or higher priority added to the node; if that passes
+        and some were added, Filter again without them (pod affinity may need them absent)."""
+        fw = fw or self.framework_for(pi.pod)
+        extra = self._nominated_to_add(pi, ni.name) if self.nominator else None
+        if not extra:
+            return fw.run_filters(state, pi, ni)
+        with_nominated = ni.snapshot()
+        for p in extra:
+            with_nominated.add_pod(p)
+        st = fw.run_filters(state, pi, with_nominated)
+        if not st.is_success():
+            return st
+        return fw.run_filters(state, pi, ni)
+
+    # --- waiting pods (Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod) -----------------
+    def iterate_over_waiting_pods(self, fn) -> None:
+        for wp in self.waiting_pods:
+            fn(wp)
+
+    def get_waiting_pod(self, uid: str) -> Optional[WaitingPod]:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """RejectWaitingPod: reject("", "removed"); whether the pod was waiting."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", MSG_REMOVED)
+        return True
+
+    def preempt(self, pi: PodInfo, node: str, victims: list[PodInfo], plugin: str = "DefaultPreemption") -> None:
+        """preemption Executor: DisruptionTarget condition, Preempted event, delete; nominate. A victim
+        that is a waiting pod is not deleted: it is preempted out of Permit (back to the queue)."""
         for v in victims:
+            wp = self.waiting_pods.get(v.pod.metadata.uid)
+            if wp is not None and wp.preempt(plugin, MSG_PREEMPTED):
+                self.ctx.event(v.pod, NORMAL, "Preempted", f"Preempted by pod {pi.pod.metadata.uid} on node {node}",
+                               self.framework_for(pi.pod).scheduler_name)
+                continue
             set_condition(v.pod.status.conditions, "DisruptionTarget", "True", self.ctx.now, "PreemptionByScheduler",
                           f"{pi.pod.spec.scheduler_name or self.name}: preempting to accommodate a higher priority pod")
             self.ctx.event(v.pod, NORMAL, "Preempted", f"Preempted by pod {pi.pod.metadata.uid} on node {node}",
@@ -176,6 +284,14 @@ class Scheduler:
             uid = pod.metadata.uid
             terminal = pod.status.phase in ("Succeeded", "Failed")
             if ev.type == DELETED or terminal:
+                self._delete_nominated_pod(uid)
+                if uid in self.waiting_pods:
+                    # deletePodFromSchedulingQueue: the binding cycle unreserves and forgets it
+                    self.queue.delete(uid)
+                    self.qpis.pop(uid, None)
+                    if self.reject_waiting_pod(uid):
+                        self._move("Pod/Delete")
+                    continue
                 node = self.pod_node.pop(uid, None)
                 if node is not None and node in self.nodes:
                     self.nodes[node].remove_pod(uid)
@@ -185,6 +301,7 @@ class Scheduler:
                 self.qpis.pop(uid, None)
                 continue
             if pod.spec.node_name:
+                self._delete_nominated_pod(uid)
                 if uid not in self.pod_node and pod.spec.node_name in self.nodes:
                     self.pod_node[uid] = pod.spec.node_name
                     self.nodes[pod.spec.node_name].add_pod(PodInfo(pod))
@@ -195,21 +312,54 @@ class Scheduler:
                 qpi = QueuedPodInfo(PodInfo(pod), self.ctx.now)
                 self.qpis[uid] = qpi
                 self.queue.add(qpi, self._pre_enqueue)
+                if pod.status.nominated_node_name:
+                    self._sync_nomination(qpi)
+            elif ev.type == MODIFIED:
+                # updatePodInSchedulingQueue (assumed pods are skipped): the nominator follows the
+                # pod's nomination, and a gated pod runs PreEnqueue again.
+                qpi = self.qpis.get(uid)
+                if qpi is None or uid in self.assumed:
+                    continue
+                if pod.status.nominated_node_name or uid in self.nominator:
+                    self._sync_nomination(qpi)
+                if qpi.gated:
+                    self.queue.update(qpi)
 
     def _pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
+        """runPreEnqueuePlugins: the gating plugin also counts among the pod's unschedulable plugins."""
         st = self.framework_for(qpi.pod).run_pre_enqueue(qpi.pod)
-        qpi.gated = not st.is_success()
-        qpi.gating_plugin = st.plugin if qpi.gated else ""
-        return not qpi.gated
+        gated = not st.is_success()
+        if gated:
+            qpi.unschedulable_plugins = qpi.unschedulable_plugins | {st.plugin}
+        elif qpi.gated:
+            qpi.unschedulable_plugins = qpi.unschedulable_plugins - {qpi.gating_plugin}
+        qpi.gated = gated
+        qpi.gating_plugin = st.plugin if gated else ""
+        return not gated
 
-    def _move(self, event: str) -> None:
-        """QueueingHint-style: only pods rejected by a plugin that registered ``event`` move."""
-        plugins = {p.name: getattr(p, "events", set()) for fw in self.frameworks.values() for p in fw.plugins}
+    def _events_of(self, plugin: str) -> set:
+        if self._plugin_events is None:
+            self._plugin_events = {p.name: getattr(p, "events", set())
+                                   for fw in self.frameworks.values() for p in fw.plugins}
+        return self._plugin_events.get(plugin, set())
 
-        def interested(qpi: QueuedPodInfo, ev: str) -> bool:
-            rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-            return not rejectors or any(ev in plugins.get(r, ()) for r in rejectors)
-        self.queue.move(event, interested)
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """isPodWorthRequeuing, with a registered event standing for a QueueingHint that says Queue. A
+        gated pod moves only on an event its gating plugin registered (then PreEnqueue runs again)."""
+        if qpi.gated:
+            return event in self._events_of(qpi.gating_plugin)
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        return not rejectors or any(event in self._events_of(r) for r in rejectors)
+
+    def _move(self, event: str, exclude: str = "") -> None:
+        """MoveAllToActiveOrBackoffQueue: only pods rejected by a plugin that registered ``event`` move.
+        Pods waiting on Permit (in flight) remember the event for when they come back."""
+        for events in self._inflight.values():
+            events.append(event)
+        if exclude:
+            self.queue.move(event, lambda q, ev: q.pod_info.key != exclude and self._worth_requeuing(q, ev))
+        else:
+            self.queue.move(event, self._worth_requeuing)
 
     # --- scheduling cycle ---------------------------------------------------------------------------------
     def _run(self) -> Generator:
@@ -228,6 +378,7 @@ class Scheduler:
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = ctx.now
+        qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()   # cleared at Pop
         state = CycleState()
         node, fit_error, attempt = self.schedule_pod(state, pi)
         if node is None:
@@ -244,20 +395,25 @@ class Scheduler:
             qpi.unschedulable_plugins = fit_error.diagnosis.unschedulable_plugins
             self._fail(qpi, Status(Code.Unschedulable, [msg]), msg, attempt, nominated)
             return
-        # assume, Reserve, Permit
+        # assume (the pod leaves the nominator), Reserve, Permit
         self.assumed.add(pod.metadata.uid)
         self.pod_node[pod.metadata.uid] = node
         self.nodes[node].add_pod(pi)
+        self._delete_nominated_pod(pod.metadata.uid)
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).assume", ref, "Success", node=node)
         st = fw.run_reserve(state, pi, node)
         if st.is_success():
             st = fw.run_permit(state, pi, node)
-        if not st.is_success():
+        if not st.is_success() and st.code != Code.Wait:
             fw.run_unreserve(state, pi, node)
             self._forget(pi, node)
-            self._fail(qpi, st, st.message(), attempt)
+            self._fail_after_assume(qpi, node, st, attempt)
             return
-        ctx.env.process(self._binding_cycle(state, qpi, node))
+        if st.code == Code.Wait:
+            self._inflight[pod.metadata.uid] = []
+            ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, st.message(),
+                          node=node)
+        ctx.env.process(self._binding_cycle(state, qpi, node, attempt))
 
     def schedule_pod(self, state: CycleState, pi: PodInfo) -> tuple[Optional[str], Optional[FitError], Attempt]:
         """schedulePod: PreFilter → findNodesThatFitPod → prioritizeNodes → selectHost."""
@@ -285,14 +441,16 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         nominated = pod.status.nominated_node_name
         if nominated and nominated in self.nodes and (allowed is None or nominated in allowed):
-            if fw.run_filters(state, pi, self.nodes[nominated]).is_success():
+            if self.run_filters_with_nominated_pods(state, pi, self.nodes[nominated], fw).is_success():
                 feasible = [self.nodes[nominated]]
         n = len(nodes)
         want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
         if not fw.points["Score"]:
             want = 1   # no score plugins: the first feasible node is as good as any
-        if not feasible and allowed is None and self.vectorize and eligible(fw, state, skipped):
+        if (not feasible and allowed is None and self.vectorize and not self._nominations_matter(pi)
+                and eligible(fw, state, skipped)):
             return self._schedule_vectorized(state, pi, fw, attempt, want)
+        filters = self.run_filters_with_nominated_pods if self.nominator else None
         if not feasible:
             processed = 0
             for i in range(n):
@@ -302,7 +460,7 @@ class Scheduler:
                     s = Status(Code.UnschedulableAndUnresolvable, ["node(s) didn't satisfy plugin(s) [PreFilterResult]"])
                     diag.node_to_status[ni.name] = s
                     continue
-                s = fw.run_filters(state, pi, ni)
+                s = filters(state, pi, ni, fw) if filters is not None else fw.run_filters(state, pi, ni)
                 if s.is_success():
                     feasible.append(ni)
                     if len(feasible) >= want:
@@ -380,9 +538,31 @@ class Scheduler:
         if node in self.nodes:
             self.nodes[node].remove_pod(pi.key)
 
+    def _fail_after_assume(self, qpi: QueuedPodInfo, node: str, st: Status, attempt: Attempt,
+                           inflight: Optional[tuple] = None) -> None:
+        """A Reserve or Permit rejection (or, ``inflight`` given, a rejection while waiting on Permit)
+        is a FitError over the one node the pod was assumed on: "0/1 nodes are available: 1 <reason>.";
+        other failures keep their message. Either way the nomination is cleared (clearNominatedNode)."""
+        if st.is_rejected():
+            diag = Diagnosis(node_to_status={node: st})
+            if inflight is not None:                    # bindingCycle: UnschedulablePlugins = {plugin}
+                diag.unschedulable_plugins.add(st.plugin)
+            elif st.plugin:                             # schedulingCycle: Diagnosis.AddPluginStatus
+                diag.unschedulable_plugins.add(st.plugin)
+                if st.code == Code.Pending:
+                    diag.pending_plugins.add(st.plugin)
+            qpi.unschedulable_plugins, qpi.pending_plugins = diag.unschedulable_plugins, diag.pending_plugins
+            msg = FitError(qpi.pod, 1, diag).error()
+            self._fail(qpi, Status(st.code, [msg], st.plugin), msg, attempt, clear_nomination=True,
+                       inflight=inflight or ())
+        else:
+            self._fail(qpi, st, st.message(), attempt, clear_nomination=True, inflight=inflight or ())
+
     def _fail(self, qpi: QueuedPodInfo, st: Status, message: str, attempt: Attempt,
-              nominated: Optional[str] = None) -> None:
-        """handleSchedulingFailure: Warning FailedScheduling, PodScheduled=False, requeue."""
+              nominated: Optional[str] = None, clear_nomination: bool = False, inflight: tuple = ()) -> None:
+        """handleSchedulingFailure: Warning FailedScheduling, PodScheduled=False, nomination, requeue.
+        ``inflight``: cluster events seen while the pod waited on Permit; one its rejecting plugins
+        registered sends it to backoffQ/activeQ instead of unschedulablePods."""
         ctx = self.ctx
         pod = qpi.pod
         if len(message) > MAX_MESSAGE:
@@ -391,22 +571,47 @@ class Scheduler:
         error = st.code == Code.Error
         if not error:
             qpi.unschedulable_count += 1
+            if qpi.unschedulable_plugins or qpi.pending_plugins:
+                qpi.consecutive_errors = 0
         else:
             qpi.consecutive_errors += 1
         ctx.event(pod, WARNING, "FailedScheduling", message, self.framework_for(pod).scheduler_name)
         set_condition(pod.status.conditions, "PodScheduled", "False", ctx.now,
                       "SchedulerError" if error else "Unschedulable", message)
+        if clear_nomination:
+            pod.status.nominated_node_name = ""
         if nominated:
             pod.status.nominated_node_name = nominated
         if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
             ctx.api.update(pod)
-            self.queue.add_unschedulable(qpi, error=error or bool(nominated))
+            requeue = error or bool(nominated) or any(self._worth_requeuing(qpi, ev) for ev in inflight)
+            self.queue.add_unschedulable(qpi, error=requeue)
+            self._sync_nomination(qpi)
 
     # --- binding cycle -------------------------------------------------------------------------------------
-    def _binding_cycle(self, state: CycleState, qpi: QueuedPodInfo, node: str) -> Generator:
+    def _binding_cycle(self, state: CycleState, qpi: QueuedPodInfo, node: str,
+                       attempt: Optional[Attempt] = None) -> Generator:
         ctx, fw = self.ctx, self.framework_for(qpi.pod)
         pi, pod = qpi.pod_info, qpi.pod
+        uid = pod.metadata.uid
+        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        attempt = attempt or self.attempts[-1]
         yield ctx.env.timeout(0)
+        if fw.will_wait_on_permit(pod):
+            if self.k8s_version >= (1, 35) and ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
+                # NominatedNodeNameForExpectation: tell others where the pod is about to go
+                pod.status.nominated_node_name = node
+                ctx.api.update(pod)
+            st = yield from fw.wait_on_permit(pod)
+            inflight = tuple(self._inflight.pop(uid, ()))
+            if not st.is_success():
+                ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).WaitOnPermit", ref, st.message(),
+                              node=node)
+                fw.run_unreserve(state, pi, node)
+                self._forget(pi, node)
+                self._fail_after_assume(qpi, node, st, attempt, inflight)
+                self._move("Pod/Delete", exclude=uid)      # the forgotten pod freed its resources
+                return
         if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is not pod:
             self._forget(pi, node)
             return
@@ -415,11 +620,11 @@ class Scheduler:
         st = fw.run_pre_bind(state, pi, node)
         if st.is_success():
             st = fw.run_bind(state, pi, node)
-        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
         if not st.is_success():
             fw.run_unreserve(state, pi, node)
             self._forget(pi, node)
-            self._fail(qpi, Status(Code.Error, [st.message()]), st.message(), self.attempts[-1])
+            self._fail(qpi, Status(Code.Error, [st.message()]), st.message(), attempt, clear_nomination=True)
+            self._move("Pod/Delete", exclude=uid)
             return
         ctx.trace.add(ctx.now, self.name, "defaultbinder.(*DefaultBinder).Bind", ref, "Success", node=node)
         ctx.event(pod, NORMAL, "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} "
