@@ -54,6 +54,25 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
     return max(k, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+class _Infos:
+    """The feasible NodeInfos, built only if a PreScore plugin looks at them."""
+
+    def __init__(self, infos: list, idx: list[int]):
+        self._infos, self._idx = infos, idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def __iter__(self):
+        return (self._infos[i] for i in self._idx)
+
+    def __getitem__(self, k):
+        return self._infos[self._idx[k]]
+
+    def __bool__(self) -> bool:
+        return bool(self._idx)
+
+
 class Attempt:
     """What one scheduling cycle decided, for explanations: ``statuses`` (node → "Plugin: reasons" for
     rejected nodes), ``scores`` (node → plugin → (raw, normalized, weighted)), ``feasible`` nodes.
@@ -62,7 +81,7 @@ class Attempt:
     def __init__(self, time: float, pod: str, node: Optional[str], profile: str = DEFAULT_SCHEDULER_NAME):
         self.time, self.pod, self.node, self.profile = time, pod, node, profile
         self.message = ""
-        self.feasible: list[str] = []
+        self._feasible: Any = []
         self._statuses: Any = {}
         self._scores: Any = {}
 
@@ -75,6 +94,16 @@ class Attempt:
     @statuses.setter
     def statuses(self, value: Any) -> None:
         self._statuses = value
+
+    @property
+    def feasible(self) -> list[str]:
+        if callable(self._feasible):
+            self._feasible = self._feasible()
+        return self._feasible
+
+    @feasible.setter
+    def feasible(self, value: Any) -> None:
+        self._feasible = value
 
     @property
     def scores(self) -> dict[str, dict]:
@@ -498,7 +527,8 @@ class Scheduler:
         self.next_start_node_index = (self.next_start_node_index + res.processed) % n
         attempt.statuses = res.statuses
         names = table.names
-        attempt.feasible = [names[i] for i in res.feasible]
+        feasible_idx = res.feasible
+        attempt.feasible = lambda: [names[i] for i in feasible_idx]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible))
         if not res.feasible:
@@ -507,26 +537,25 @@ class Scheduler:
             attempt.statuses = {k: f"{v.plugin}: {v.message()}" for k, v in diag.node_to_status.items()}
             return None, FitError(pod, n, diag), attempt
         if len(res.feasible) == 1:
-            attempt.node = attempt.feasible[0]
+            attempt.node = names[res.feasible[0]]
             return attempt.node, None, attempt
-        infos = [table.infos[i] for i in res.feasible]
+        infos = _Infos(table.infos, res.feasible)
         skipped = {p.name for p in fw.points["PreScore"] if p.pre_score(state, pi, infos).code == Code.Skip}
         if any(p.name in SCORE_SKIP_ONLY and p.name not in skipped for p in fw.points["Score"]):
-            totals_d, breakdown = fw.run_score(state, pi, infos)
+            totals_d, breakdown = fw.run_score(state, pi, list(infos))
             attempt.scores = breakdown
-            totals = [totals_d[ni.name] for ni in infos]
+            totals = np.asarray([totals_d[ni.name] for ni in infos], dtype=np.int64)
         else:
             idx = np.asarray(res.feasible, dtype=np.int64)
-            arr, parts = vector_score(table, fw, state, pi, idx, skipped)
-            totals = arr.tolist()
-            feas, weights = attempt.feasible, fw.weights
+            totals, parts = vector_score(table, fw, state, pi, idx, skipped)
+            weights = fw.weights
 
             def breakdown() -> dict:
-                return {name: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])
-                               for pl, (raw, norm) in parts.items()} for k, name in enumerate(feas)}
+                return {names[i]: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])
+                                   for pl, (raw, norm) in parts.items()} for k, i in enumerate(feasible_idx)}
             attempt.scores = breakdown
-        best = max(totals)
-        top = [attempt.feasible[k] for k, t in enumerate(totals) if t == best]
+        best = int(totals.max())
+        top = [names[feasible_idx[k]] for k in np.flatnonzero(totals == best).tolist()]
         chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
         ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(top))
         attempt.node = chosen
