@@ -18,7 +18,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
-	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs
+	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_examples.py
@@ -28,5 +28,6 @@ clean:
 
 # Re-execute every notebook in place and drop volatile execution timestamps (outputs are committed).
 notebooks: $(STAMP)
-	for nb in course/*.ipynb; do (cd $$(dirname $$nb) && ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace $$(basename $$nb)); done
+	for nb in course/*.ipynb labs/*/solution.ipynb; do (cd $$(dirname $$nb) && $(CURDIR)/$(BIN)/jupyter nbconvert --to notebook --execute --inplace $$(basename $$nb)); done
+	$(BIN)/python -m gpusim.labs
 	$(BIN)/python .ci/strip_execution_metadata.py

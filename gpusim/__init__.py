@@ -49,6 +49,10 @@ _LAZY = {
                              "filter_score_widget", "fragmentation", "fragmentation_scenario", "fragmentation_table",
                              "plot_fragmentation", "score_bars", "scoring_config", "strategy_widget",
                              "with_scoring_strategy"],
+    "gpusim.views.sharing": ["compare_sharing", "format_isolation_table", "format_sharing_summary",
+                             "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
+                             "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",
+                             "sharing_summary", "sharing_widget", "throughput_vs_tenants", "with_sharing_mode"],
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -71,3 +75,5 @@ __all__ += ["explain_pod", "component_graph", "component_table", "draw_component
             "filter_score_demo", "filter_score_scenario", "filter_score_widget", "fragmentation",
             "fragmentation_scenario", "fragmentation_table", "plot_fragmentation", "score_bars", "scoring_config",
             "strategy_widget", "with_scoring_strategy"]
+
+__all__ += sorted({n for names in _LAZY.values() for n in names} - set(__all__))

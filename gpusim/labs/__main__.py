@@ -1,0 +1,5 @@
+import sys
+
+from .notebook import main
+
+sys.exit(main())

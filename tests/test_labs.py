@@ -1,0 +1,190 @@
+"""Lab tooling (gpusim/labs): the student-notebook generator, its --check mode, and the lab checkers.
+
+Lab 01's checker is tested on both outcomes from the same scenario the lab uses
+(examples/inference-oom.yaml): the time-sliced run reproduces the cascade (all four die at
+t = 1.008 + 480 s) and is not a fix; MPS (pinned 81920 / 4 = 20480 MiB per client) and one whole GPU
+per pod are fixes; fixes that change the workload, drop a pod or stop the clock early are not.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from gpusim.controlplane.simulation import run
+from gpusim.labs import STUB, check_inference_oom, make_student
+from gpusim.labs.notebook import clear_solutions, main, stale
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN = (ROOT / "examples" / "inference-oom.yaml").read_text()
+
+MPS_KEY = """  mps-4: |
+    version: v1
+    sharing:
+      mps:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+"""
+
+
+def with_mps(text: str = BROKEN) -> str:
+    text = text.replace("data:\n", "data:\n" + MPS_KEY, 1)
+    return text.replace("  gpu: {model: A100-SXM4-80GB, count: 1}\n",
+                        "  gpu: {model: A100-SXM4-80GB, count: 1}\n  labels: {nvidia.com/device-plugin.config: mps-4}\n")
+
+
+def whole_gpus(text: str = BROKEN) -> str:
+    text = text.replace("data:\n", "data:\n  whole: |\n    version: v1\n", 1).replace("default: time-sliced", "default: whole")
+    return text.replace("count: 1}", "count: 4}")
+
+
+@pytest.fixture(scope="module")
+def broken():
+    return run(text=BROKEN)
+
+
+# --- the checker: reproduce --------------------------------------------------------------------------------
+
+def test_broken_run_reproduces_the_cascade(broken):
+    c = check_inference_oom(broken, expect="cascade")
+    assert c.passed, str(c)
+    assert str(c).startswith("PASS")
+    assert any("t=481.008s 同时 OOM 的 Pod：llm-0, llm-1, llm-2, llm-3（4/4）" in line for line in c.lines)
+    assert any("time-slicing" in line for line in c.lines)
+
+
+def test_broken_run_is_not_a_fix(broken):
+    c = check_inference_oom(broken)
+    assert not c.passed and not c
+    assert str(c).startswith("FAIL")
+    bad = [line for line in c.lines if line.startswith("✗")]
+    assert bad == [f"✗ llm-{i}: phase Running，OOM 2 次，重启 2 次" for i in range(3)]
+
+
+def test_cascade_check_fails_when_nothing_goes_wrong():
+    c = check_inference_oom(run(text=whole_gpus()), expect="cascade")
+    assert not c.passed
+    assert "✗ 没有任何容器 OOM：故障没有复现" in c.lines
+
+
+# --- the checker: fix --------------------------------------------------------------------------------------
+
+def test_mps_fix_passes_with_only_the_grower_failing():
+    r = run(text=with_mps())
+    c = check_inference_oom(r)
+    assert c.passed, str(c)
+    assert any(line.startswith("· llm-3: OOM 6 次（首次 t=121.008s）") for line in c.lines)   # 1.008 + 120 s
+    assert any("每个客户端上限 20480 MiB" in line for line in c.lines)
+    assert not check_inference_oom(r, expect="cascade").passed
+
+
+def test_whole_gpu_per_pod_passes_with_no_failure():
+    c = check_inference_oom(run(text=whole_gpus()))
+    assert c.passed, str(c)
+    assert "· llm-3: OOM 0 次，重启 0 次——没有失败" in c.lines
+
+
+@pytest.mark.parametrize("edit, expected", [
+    # shrinking the KV cache is not a fix
+    (lambda t: t.replace("gpusim.io/gpu-memory-growth: 40Gi/10m", "gpusim.io/gpu-memory-growth: 35Gi/10m"),
+     "✗ 负载被改动（gpu-memory 注解与实验不同）：llm-3"),
+    # stopping before the cache has grown proves nothing
+    (lambda t: t.replace("until: 20m", "until: 5m"), "✗ 模拟时长 300s ≥ 600s（KV cache 增长完成）"),
+    # dropping a pod is not a fix
+    (lambda t: t[: t.index("---\napiVersion: v1\nkind: Pod\nmetadata: {name: llm-2")]
+     + t[t.index("---\napiVersion: v1\nkind: Pod\nmetadata: {name: llm-3"):], "✗ 缺少 Pod：llm-2"),
+    # MPS with 2 replicas: two pods cannot be scheduled
+    (lambda t: t.replace("replicas: 4", "replicas: 2"), "✗ 未调度（Pending）：llm-2, llm-3"),
+])
+def test_false_fixes_fail(edit, expected):
+    c = check_inference_oom(run(text=edit(with_mps())))
+    assert not c.passed
+    assert expected in c.lines, str(c)
+
+
+def test_expect_is_validated(broken):
+    with pytest.raises(ValueError):
+        check_inference_oom(broken, expect="maybe")
+
+
+def test_plot_gpu_memory_draws_one_panel_per_used_gpu(broken):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpusim.labs import plot_gpu_memory
+    fig = plot_gpu_memory(broken)
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "a100-0 GPU 0 (time-slicing)"
+    plt.close(fig)
+    fig = plot_gpu_memory(run(text=whole_gpus()))
+    assert [ax.get_title() for ax in fig.axes] == [f"a100-0 GPU {i} (none)" for i in range(4)]
+    plt.close(fig)
+
+
+# --- the student notebook -----------------------------------------------------------------------------------
+
+def tiny_solution(path: Path) -> Path:
+    nb = new_notebook(cells=[
+        new_markdown_cell("### BEGIN SOLUTION stays in markdown"),
+        new_code_cell("import gpusim as gs\ngs.setup()", execution_count=1,
+                      outputs=[nbformat.v4.new_output("stream", text="hi\n")]),
+        new_code_cell("def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    y = x * 2\n    ### END SOLUTION\n    return y",
+                      execution_count=2),
+        new_code_cell("### BEGIN SOLUTION\nA = 1\n### END SOLUTION\nprint(A)\n### BEGIN SOLUTION\nB = 2\n### END SOLUTION",
+                      execution_count=3),
+    ])
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_make_student_replaces_blocks_and_clears_outputs(tmp_path):
+    nb = make_student(tiny_solution(tmp_path / "solution.ipynb"))
+    md, setup, func, two = nb.cells
+    assert md.source == "### BEGIN SOLUTION stays in markdown"
+    assert setup.source == "import gpusim as gs\ngs.setup()"
+    assert func.source == f"def f(x):\n    y = 1\n    {STUB}\n    return y"
+    assert two.source == f"{STUB}\nprint(A)\n{STUB}"
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("source", ["### BEGIN SOLUTION\nx = 1", "x = 1\n### END SOLUTION",
+                                    "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION"])
+def test_unbalanced_markers_are_an_error(source):
+    with pytest.raises(ValueError):
+        clear_solutions(source)
+
+
+def test_check_mode_detects_stale_and_missing_copies(tmp_path, capsys):
+    lab = tmp_path / "01-demo"
+    lab.mkdir()
+    tiny_solution(lab / "solution.ipynb")
+    assert main(["--check", str(tmp_path)]) == 1                       # lab.ipynb missing
+    assert "stale: " in capsys.readouterr().err
+    assert main([str(tmp_path)]) == 0 and (lab / "lab.ipynb").exists()
+    assert main(["--check", str(tmp_path)]) == 0
+    nb = nbformat.read(str(lab / "solution.ipynb"), as_version=4)      # the solution changes …
+    nb.cells[3].source += "\nprint(B)"
+    nbformat.write(nb, str(lab / "solution.ipynb"))
+    capsys.readouterr()
+    assert main(["--check", str(tmp_path)]) == 1                       # … so the copy is stale
+    assert str(lab / "lab.ipynb") in capsys.readouterr().err
+    assert stale(tmp_path) == [lab / "lab.ipynb"]
+
+
+def test_committed_student_notebooks_are_up_to_date():
+    assert (ROOT / "labs" / "01-inference-oom" / "solution.ipynb").exists()
+    assert stale(ROOT / "labs") == [], "regenerate with: .venv/bin/python -m gpusim.labs"
+
+
+def test_every_lab_has_the_layout():
+    for folder in sorted(p for p in (ROOT / "labs").iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for name in ("README.md", "solution.ipynb", "lab.ipynb"):
+            assert (folder / name).exists(), f"{folder.name}/{name}"
+        nb = nbformat.read(str(folder / "solution.ipynb"), as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code[0].source == "import gpusim as gs\ngs.setup()"
+        assert any("### BEGIN SOLUTION" in c.source for c in code)
+        assert all(c.execution_count is not None for c in code), "solution.ipynb is committed executed"
