@@ -5,7 +5,6 @@ Every error names the file, the document, the object (kind/namespace/name) and t
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 

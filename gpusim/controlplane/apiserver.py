@@ -97,9 +97,6 @@ class APIServer:
         objs = self._objects.get(kind, {}).values()
         return [o for o in objs if where is None or where(o)]
 
-    def kinds(self) -> Iterator[str]:
-        return iter(self._objects)
-
     def watch(self, kind: str) -> simpy.Store:
         """A stream of WatchEvents for ``kind``; existing objects are replayed as ADDED first."""
         store = simpy.Store(self.env)
