@@ -64,77 +64,69 @@ class ContainerAllocateResponse:
 
 
 REPLICA_SEPARATOR = "::"   # internal/rm/device_map.go NewAnnotatedID: "<uuid>::<replica>"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 
 def parent_id(device_id: str) -> str:
-    """The physical GPU behind a (possibly replicated) device ID."""
+    """The device behind a (possibly replicated) device ID: a GPU UUID or a MIG device UUID."""
     return device_id.split(REPLICA_SEPARATOR, 1)[0]
 
 
-class NvidiaDevicePlugin:
-    """One plugin instance on one node, serving ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``).
+@dataclass
+class MigDevice:
+    """One MIG device (GPU instance + compute instance) on physical GPU ``index``."""
 
-    ``devices`` are the physical GPUs; with time-slicing or MPS each is advertised ``replicas`` times."""
+    id: str               # MIG-<uuid>
+    index: int            # parent GPU index
+    profile: str          # e.g. "1g.10gb"
+    memory_mib: int
+    start: int            # first memory slice
 
-    def __init__(self, env: simpy.Environment, node: str, model: GPUModel, uuids: list[str], trace: Trace,
-                 pre_start_required: bool = False, config: Optional[Config] = None):
-        self.env, self.node, self.model, self.trace = env, node, model, trace
-        self.devices = [Device(u, HEALTHY, None, i) for i, u in enumerate(uuids)]
-        self.options = DevicePluginOptions(pre_start_required=pre_start_required)
-        self.config = config or plugin_config.default()
-        self.replicas = self.config.replicas_for(RESOURCE_NAME)
-        self.resource = self.config.advertised_name(RESOURCE_NAME)
-        self.running = False
-        self._stream: Optional[Callable[[list[Device]], None]] = None
-        self.component = f"nvidia-device-plugin/{node}"
+
+class ResourceServer:
+    """One gRPC server of the plugin: a resource name with its devices (internal/plugin/server.go
+    nvidiaDevicePlugin — upstream starts one per resource, e.g. nvidia.com/gpu and nvidia.com/mig-1g.10gb)."""
+
+    def __init__(self, plugin: "NvidiaDevicePlugin", resource: str, base_ids: list[tuple[str, int]], replicas: int):
+        self.plugin, self.resource, self.replicas = plugin, resource, replicas
+        self.base_ids = base_ids          # (device id, parent GPU index)
+        self.options = plugin.options
+        self._stream: Optional[Callable[[Optional[list[Device]]], None]] = None
+
+    @property
+    def running(self) -> bool:
+        return self.plugin.running
 
     @property
     def endpoint(self) -> str:
         """internal/plugin/server.go: socket nvidia-<name>.sock, <name> after 'nvidia.com/'."""
         return "nvidia-" + self.resource.split("/", 1)[1] + ".sock"
 
-    # --- lifecycle -------------------------------------------------------------------------
-    def start(self, kubelet_dm: "DeviceManager") -> None:
-        """(*NvidiaDevicePlugin).Start: serve, then Register with the kubelet."""
-        self.running = True
-        for d in self.devices:   # a fresh NVML view: XID marks do not survive a restart
-            d.health = HEALTHY
-        self.trace.add(self.env.now, self.component, "plugin.(*nvidiaDevicePlugin).Start", f"Node {self.node}",
-                       devices=len(self.devices))
-        kubelet_dm.register(self, RegisterRequest(API_VERSION, self.endpoint, self.resource, self.options))
-
-    def stop(self, reason: str) -> None:
-        self.running = False
-        self.trace.add(self.env.now, self.component, "plugin.(*nvidiaDevicePlugin).Stop", f"Node {self.node}", reason)
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            stream(None)   # the ListAndWatch stream ends
-
-    # --- v1beta1.DevicePluginServer ------------------------------------------------------------
     def get_device_plugin_options(self) -> DevicePluginOptions:
         return self.options
 
     def list_and_watch(self, send: Callable[[Optional[list[Device]]], None]) -> None:
         """Open the stream: send the full list now and on every health change."""
         self._stream = send
-        send(self._snapshot())
+        send(self.snapshot())
 
-    def _snapshot(self) -> list[Device]:
-        """The advertised devices: one per GPU, or ``replicas`` per GPU sharing its health."""
+    def snapshot(self) -> list[Device]:
+        """The advertised devices: one per device, or ``replicas`` per device sharing its health."""
+        health = {d.index: d.health for d in self.plugin.devices}
         if self.replicas == 1:
-            return [Device(d.id, d.health, d.numa, d.index) for d in self.devices]
-        return [Device(f"{d.id}{REPLICA_SEPARATOR}{k}", d.health, d.numa, d.index)
-                for d in self.devices for k in range(self.replicas)]
+            return [Device(i, health[g], None, g) for i, g in self.base_ids]
+        return [Device(f"{i}{REPLICA_SEPARATOR}{k}", health[g], None, g)
+                for i, g in self.base_ids for k in range(self.replicas)]
 
     def get_preferred_allocation(self, available: list[str], must_include: list[str], size: int) -> list[str]:
         """For whole GPUs upstream uses go-gpuallocator's best-effort policy, which scores sets by
         NVLink/PCIe links. On NVSwitch systems every pair scores the same, so the choice reduces to
-        the required devices, then the lowest GPU indexes. Replicas use the ``distributed`` policy
-        (internal/rm/allocate.go distributedAlloc): each pick goes to the GPU with the fewest replicas
-        allocated, ties to the GPU picked least in this call, then the lower index."""
-        if self.replicas > 1:
+        the required devices, then the lowest GPU indexes. Replicas and MIG devices use the
+        ``distributed`` policy (internal/rm/allocate.go distributedAlloc): each pick goes to the device
+        with the fewest replicas allocated, ties to the one picked least in this call, then the lower index."""
+        if self.replicas > 1 or self.resource != RESOURCE_NAME or self.plugin.mig_devices:
             return self._distributed(available, must_include, size)
-        order = {d.id: d.index for d in self.devices}
+        order = {i: g for i, g in self.base_ids}
         chosen = list(must_include)
         for dev in sorted(available, key=lambda i: order.get(i, 1 << 30)):
             if len(chosen) >= size:
@@ -144,11 +136,11 @@ class NvidiaDevicePlugin:
         return chosen
 
     def _distributed(self, available: list[str], must_include: list[str], size: int) -> list[str]:
-        index = {d.id: d.index for d in self.devices}
+        index = {i: (g, k) for k, (i, g) in enumerate(self.base_ids)}
         free: dict[str, list[str]] = {}
         for dev in available:
             free.setdefault(parent_id(dev), []).append(dev)
-        allocated = {d.id: self.replicas - len(free.get(d.id, [])) for d in self.devices}
+        allocated = {i: self.replicas - len(free.get(i, [])) for i, _ in self.base_ids}
         chosen = list(must_include)
         picked: dict[str, int] = {}
         candidates = [d for d in available if d not in chosen]
@@ -166,27 +158,105 @@ class NvidiaDevicePlugin:
     def allocate(self, device_ids: list[str]) -> ContainerAllocateResponse:
         """(*nvidiaDevicePlugin).Allocate with the default envvar device-list strategy: replica
         suffixes are stripped and duplicates dropped (internal/plugin/server.go)."""
-        known = {d.id for d in self._snapshot()}
+        known = {d.id for d in self.snapshot()}
         for i in device_ids:
             if i not in known:
                 raise ValueError(f'invalid allocation request for "{self.resource}": invalid request: unknown device: {i}')
-        if self.replicas > 1 and len(device_ids) > 1 and self.config.fail_requests_greater_than_one:
+        cfg = self.plugin.config
+        if self.replicas > 1 and len(device_ids) > 1 and cfg.fail_requests_greater_than_one:
             # internal/rm/rm.go ValidateRequest, wrapped by Allocate
             raise ValueError(f'invalid allocation request for "{self.resource}": invalid request: maximum request '
                              f"size for shared resources is 1; found {len(device_ids)}")
-        gpus = list(dict.fromkeys(parent_id(i) for i in device_ids))
-        envs = {"NVIDIA_VISIBLE_DEVICES": ",".join(gpus)}
-        if self.config.strategy == "mps":   # internal/plugin/mps.go: the client talks to the MPS daemon
+        ids = list(dict.fromkeys(parent_id(i) for i in device_ids))
+        envs = {"NVIDIA_VISIBLE_DEVICES": ",".join(ids)}
+        if cfg.strategy == "mps":   # internal/plugin/mps.go: the client talks to the MPS daemon
             envs["CUDA_MPS_PIPE_DIRECTORY"] = f"/mps/{RESOURCE_NAME}/pipe"
         return ContainerAllocateResponse(envs=envs)
 
     def pre_start_container(self, device_ids: list[str]) -> None:
         return None
 
+    def resend(self) -> None:
+        if self.running and self._stream is not None:
+            self._stream(self.snapshot())
+
+
+class NvidiaDevicePlugin:
+    """The plugin on one node. ``devices`` are the physical GPUs. It serves one resource per server:
+    ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``) for whole GPUs or their time-sliced/MPS replicas,
+    the MIG devices as ``nvidia.com/gpu`` (strategy single) or ``nvidia.com/mig-<profile>`` (mixed)."""
+
+    def __init__(self, env: simpy.Environment, node: str, model: GPUModel, uuids: list[str], trace: Trace,
+                 pre_start_required: bool = False, config: Optional[Config] = None,
+                 mig_strategy: str = "none", mig_devices: Optional[list[MigDevice]] = None):
+        self.env, self.node, self.model, self.trace = env, node, model, trace
+        self.devices = [Device(u, HEALTHY, None, i) for i, u in enumerate(uuids)]
+        self.options = DevicePluginOptions(pre_start_required=pre_start_required)
+        self.config = config or plugin_config.default()
+        self.mig_strategy = mig_strategy
+        self.mig_devices = list(mig_devices or []) if mig_strategy != "none" else []
+        self.replicas = self.config.replicas_for(RESOURCE_NAME)
+        self.running = False
+        self.component = f"nvidia-device-plugin/{node}"
+        self.servers = self._servers()
+        self.resource = next(iter(self.servers)) if self.servers else RESOURCE_NAME
+
+    def _servers(self) -> dict[str, ResourceServer]:
+        """internal/rm/device_map.go buildDeviceMap: which devices each resource name serves."""
+        out: dict[str, ResourceServer] = {}
+        mig_gpus = {m.index for m in self.mig_devices}
+        whole = [(d.id, d.index) for d in self.devices if d.index not in mig_gpus]
+        if self.mig_strategy == "single" and self.mig_devices:
+            out[RESOURCE_NAME] = ResourceServer(self, RESOURCE_NAME, [(m.id, m.index) for m in self.mig_devices], 1)
+            return out
+        if whole:
+            name = self.config.advertised_name(RESOURCE_NAME)
+            out[name] = ResourceServer(self, name, whole, self.replicas)
+        for m in self.mig_devices:
+            name = MIG_RESOURCE_PREFIX + m.profile
+            if name not in out:
+                out[name] = ResourceServer(self, name, [], 1)
+            out[name].base_ids.append((m.id, m.index))
+        return out
+
+    def device_memory_mib(self) -> dict[str, tuple[int, int]]:
+        """Memory domains: device id → (parent GPU index, MiB). A MIG device is its own domain."""
+        mig = {m.id: (m.index, m.memory_mib) for m in self.mig_devices}
+        out = {d.id: (d.index, self.model.memory_mib) for d in self.devices if d.index not in {v[0] for v in mig.values()}}
+        out.update(mig)
+        return out
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self, kubelet_dm: "DeviceManager") -> None:
+        """(*NvidiaDevicePlugin).Start for every resource: serve, then Register with the kubelet."""
+        self.running = True
+        for d in self.devices:   # a fresh NVML view: XID marks do not survive a restart
+            d.health = HEALTHY
+        self.trace.add(self.env.now, self.component, "plugin.(*nvidiaDevicePlugin).Start", f"Node {self.node}",
+                       devices=len(self.devices), resources=list(self.servers))
+        for srv in self.servers.values():
+            kubelet_dm.register(srv, RegisterRequest(API_VERSION, srv.endpoint, srv.resource, self.options))
+
+    def stop(self, reason: str) -> None:
+        self.running = False
+        self.trace.add(self.env.now, self.component, "plugin.(*nvidiaDevicePlugin).Stop", f"Node {self.node}", reason)
+        for srv in self.servers.values():
+            stream, srv._stream = srv._stream, None
+            if stream is not None:
+                stream(None)   # the ListAndWatch stream ends
+
+    def break_streams(self) -> None:
+        """The kubelet went away: every ListAndWatch stream is gone."""
+        for srv in self.servers.values():
+            srv._stream = None
+
+    def snapshot(self) -> list[Device]:
+        return [d for srv in self.servers.values() for d in srv.snapshot()]
+
     # --- health -----------------------------------------------------------------------------
     def xid_event(self, index: int, xid: int) -> bool:
-        """internal/rm/health.go checkHealth: a critical XID marks the device Unhealthy.
-        Returns whether the device changed."""
+        """internal/rm/health.go checkHealth: a critical XID marks the device Unhealthy (for MIG, every
+        MIG device of that GPU, the whole-GPU event case). Returns whether the device changed."""
         dev = self.devices[index]
         if xid in IGNORED_XIDS:
             self.trace.add(self.env.now, self.component, "rm.(*nvmlResourceManager).checkHealth",
@@ -197,6 +267,7 @@ class NvidiaDevicePlugin:
         if dev.health == UNHEALTHY:
             return False
         dev.health = UNHEALTHY
-        if self.running and self._stream is not None:
-            self._stream(self._snapshot())
+        for srv in self.servers.values():
+            if any(g == index for _, g in srv.base_ids):
+                srv.resend()
         return True

@@ -126,7 +126,7 @@ class Kubelet:
         self._generation += 1
         self.ctx.trace.add(self.ctx.now, self.component, "kubelet.(*Kubelet).Run", f"Node {self.node_name}", reason)
         if self.plugin is not None:
-            self.plugin._stream = None
+            self.plugin.break_streams()
         self.dm = None
 
     def power_off(self) -> None:
@@ -173,7 +173,7 @@ class Kubelet:
             new_cap[res], new_alloc[res] = "0", "0"
         for res, q in node.status.capacity.items():   # cluster-level extended resources stay
             if is_extended_resource_name(res) and res not in new_cap and not self.dm.is_device_plugin_resource(res) \
-                    and res not in removed and (self.plugin is None or res != self.plugin.resource):
+                    and res not in removed and (self.plugin is None or res not in self.plugin.servers):
                 new_cap[res], new_alloc[res] = q, node.status.allocatable.get(res, q)
         ready = node.status.condition("Ready")
         changed = (new_cap != node.status.capacity or new_alloc != node.status.allocatable or ready is None
@@ -312,14 +312,16 @@ class Kubelet:
                       "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
         ctx.api.update(pod)
         plugin, dm = self.plugin, self.dm
-        ep = dm.endpoints.get(plugin.resource) if dm and plugin else None
-        if ep is not None and ep.options is not None and ep.options.pre_start_required and plugin is not None:
+        for res, srv in (plugin.servers.items() if plugin is not None and dm is not None else ()):
+            ep = dm.endpoints.get(res)
+            if ep is None or ep.options is None or not ep.options.pre_start_required:
+                continue
             for c in pod.spec.containers:
-                ids = dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).get(plugin.resource, ([], None))[0]
+                ids = dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).get(res, ([], None))[0]
                 if ids:
                     yield from self.channel.call(self.component, "v1beta1.DevicePlugin/PreStartContainer",
                                                  f"Pod {pod.metadata.namespace}/{pod.metadata.name}",
-                                                 lambda: plugin.running, plugin.pre_start_container, ids)
+                                                 lambda: plugin.running, srv.pre_start_container, ids)
         yield ctx.env.timeout(ctx.timing.container_start)
         if not self.up or pod.metadata.uid not in self.active:
             return
@@ -354,7 +356,8 @@ class Kubelet:
         """The started process holds ``gpusim.io/gpu-memory`` on each physical GPU it was given."""
         if self.gpu_memory is None or self.dm is None or self.plugin is None:
             return
-        ids = self.dm.pod_devices.get(pod.metadata.uid, {}).get(container, {}).get(self.plugin.resource, ([], None))[0]
+        held = self.dm.pod_devices.get(pod.metadata.uid, {}).get(container, {})
+        ids = [i for res in self.plugin.servers for i in held.get(res, ([], None))[0]]
         if ids:
             self.gpu_memory.container_started(pod, container, [parent_id(i) for i in ids])
 

@@ -147,7 +147,9 @@ class GPUMemory:
                  fail: Callable[[str, str, str], None]):
         self.ctx, self.node, self.plugin = ctx, node, plugin
         self.fail = fail   # (pod_uid, container, message): the runtime kills the container
-        self.gpus = {d.id: GPUState(d.id, d.index) for d in plugin.devices}
+        # memory domains: each whole GPU, or each MIG device (which has its own memory)
+        self.domains = plugin.device_memory_mib()
+        self.gpus = {i: GPUState(i, idx) for i, (idx, _) in self.domains.items()}
 
     # --- limits ------------------------------------------------------------------------------------
     @property
@@ -156,14 +158,29 @@ class GPUMemory:
 
     @property
     def total_mib(self) -> int:
+        """Memory of one whole GPU."""
         return self.plugin.model.memory_mib
 
     @property
     def client_limit_mib(self) -> int:
-        """The limit one container may use alone: whole GPU, or the MPS pinned limit."""
+        """What one container may use on a whole GPU: all of it, or the MPS pinned limit."""
         if self.strategy == "mps":
             return self.total_mib * MIB // self.plugin.replicas // MIB
         return self.total_mib
+
+    def domain_mib(self, gpu: "GPUState") -> int:
+        """Memory of the domain: the whole GPU, or a MIG device's own memory."""
+        return self.domains[gpu.uuid][1]
+
+    def mode(self, gpu: "GPUState") -> str:
+        """How this domain isolates memory: ``mig`` for a MIG device, else the plugin's sharing strategy."""
+        return "mig" if gpu.uuid.startswith("MIG-") else self.strategy
+
+    def domain_limit_mib(self, gpu: "GPUState") -> int:
+        """The limit one container may use alone in the domain: its memory, or the MPS pinned limit."""
+        if self.mode(gpu) == "mps":
+            return self.domain_mib(gpu) * MIB // self.plugin.replicas // MIB
+        return self.domain_mib(gpu)
 
     # --- container lifecycle -----------------------------------------------------------------------
     def container_started(self, pod, container: str, gpu_uuids: list[str]) -> None:
@@ -194,11 +211,11 @@ class GPUMemory:
     # --- crossing timers ---------------------------------------------------------------------------
     def _next_failure(self, gpu: GPUState) -> tuple[Optional[Fraction], list[Usage]]:
         now = Fraction(self.ctx.now)
-        if self.strategy == "time-slicing":
-            return first_excess(gpu.running, Fraction(self.total_mib), now), list(gpu.running)
+        if self.mode(gpu) == "time-slicing":
+            return first_excess(gpu.running, Fraction(self.domain_mib(gpu)), now), list(gpu.running)
         best, victims = None, []
         for u in gpu.running:
-            t = first_excess([u], Fraction(self.client_limit_mib), now)
+            t = first_excess([u], Fraction(self.domain_limit_mib(gpu)), now)
             if t is None:
                 continue
             if best is None or t < best:
@@ -234,12 +251,15 @@ class GPUMemory:
         gpu.timer = None
         total = sum(u.at(now) for u in gpu.running)
         for u in victims:
-            if self.strategy == "time-slicing":
-                used, limit, why = total, self.total_mib, "time-slicing: no memory isolation"
-            elif self.strategy == "mps":
-                used, limit, why = u.at(now), self.client_limit_mib, "mps: pinned device memory limit per client"
+            mode = self.mode(gpu)
+            if mode == "time-slicing":
+                used, limit, why = total, self.domain_mib(gpu), "time-slicing: no memory isolation"
+            elif mode == "mps":
+                used, limit, why = u.at(now), self.domain_limit_mib(gpu), "mps: pinned device memory limit per client"
+            elif mode == "mig":
+                used, limit, why = u.at(now), self.domain_mib(gpu), "MIG: confined to the GPU instance's memory"
             else:
-                used, limit, why = u.at(now), self.total_mib, "whole GPU"
+                used, limit, why = u.at(now), self.domain_mib(gpu), "whole GPU"
             self.ctx.trace.add(self.ctx.now, f"gpu/{self.node}/{gpu.index}", "cuda.cudaMalloc",
                                f"Pod {u.namespace}/{u.pod}",
                                f"out of memory: used {_mib(used)} MiB of {limit} MiB ({why})",
