@@ -61,6 +61,8 @@ class Scenario:
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
     cluster_policy: Optional[ClusterPolicy] = None
     plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
+    mig_layouts: dict = field(default_factory=dict, repr=False)      # node name → list of mig.Layout per GPU
+    mig_strategies: dict = field(default_factory=dict, repr=False)   # node name → none | single | mixed
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
@@ -179,7 +181,65 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     _explicit_node_gpus(sc)
     _validate_objects(sc)
     _device_plugin_configs(sc)
+    _mig_layouts(sc)
     return sc
+
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"              # input to mig-manager
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"  # written by mig-manager
+
+
+def _mig_layouts(sc: Scenario) -> None:
+    """GPU Operator MIG wiring: mig-manager applies the mig-parted config named by the node label
+    ``nvidia.com/mig.config`` (from spec.migManager.config.name's ConfigMap, key config.yaml, or the
+    operator's defaults for the model: all-disabled, all-1g.10gb, all-balanced, ...) and labels the
+    node ``nvidia.com/mig.config.state=success``; the device plugin and GFD then expose the MIG devices
+    with the ClusterPolicy's ``spec.mig.strategy`` (flags.migStrategy of the plugin config without one)."""
+    from ..hardware import mig, migparted
+    cp = sc.cluster_policy
+    custom = None
+    if cp is not None and isinstance(cp.spec.mig_manager, dict):
+        ref = (cp.spec.mig_manager.get("config") or {}).get("name")
+        if ref:
+            cm = next((c for c in sc.configmaps if c.metadata.name == ref
+                       and c.metadata.namespace == OPERATOR_NAMESPACE), None)
+            if cm is None or "config.yaml" not in cm.data:
+                raise _err(cp, sc.source(cp), "spec.migManager.config.name", f'Not found: "{ref}": no ConfigMap '
+                           f'"{ref}" with key config.yaml in namespace "{OPERATOR_NAMESPACE}"')
+            try:
+                custom = migparted.parse(cm.data["config.yaml"])
+            except ValueError as e:
+                raise _err(cm, sc.source(cm), "data[config.yaml]", str(e)) from None
+    for node in sc.nodes:
+        name = node.metadata.name
+        if name not in sc.gpus:
+            continue
+        model, count = sc.gpus[name]
+        cfg = sc.plugin_configs.get(name)
+        strategy = cp.spec.mig.strategy if cp is not None else ((cfg.flags.mig_strategy if cfg else None) or "none")
+        sc.mig_strategies[name] = strategy
+        wanted = node.metadata.labels.get(MIG_CONFIG_LABEL)
+        if not wanted or cp is None:
+            continue
+        if not model.mig_capable and custom is None and wanted != "all-disabled":
+            raise _err(node, sc.source(node), f"metadata.labels[{MIG_CONFIG_LABEL}]", f'Invalid value: "{wanted}": '
+                       f"{model.name} does not support MIG (mig-manager would set {MIG_CONFIG_STATE_LABEL}=failed)")
+        configs = custom or migparted.default_configs(model)
+        try:
+            layouts = migparted.apply(configs, wanted, model, count)
+        except (migparted.MigApplyError, mig.MigError) as e:
+            raise _err(node, sc.source(node), f"metadata.labels[{MIG_CONFIG_LABEL}]", f'Invalid value: "{wanted}": '
+                       f"{e} (mig-manager would set {MIG_CONFIG_STATE_LABEL}=failed)") from None
+        enabled = [g for g in layouts if g.mig_enabled]
+        if enabled and strategy == "single":
+            problem = mig.single_strategy_problem(layouts)
+            if problem:
+                raise _err(node, sc.source(node), f"metadata.labels[{MIG_CONFIG_LABEL}]",
+                           f'Invalid value: "{wanted}": with MIG strategy single the device plugin fails: {problem}')
+        sc.mig_layouts[name] = layouts
+        node.metadata.labels[MIG_CONFIG_STATE_LABEL] = "success"
+        if strategy != "none" and enabled:
+            node.metadata.labels.update(mig.gfd_labels(strategy, model, layouts))
 
 
 def _device_plugin_configs(sc: Scenario) -> None:

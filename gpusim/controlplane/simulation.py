@@ -24,7 +24,7 @@ from ..api.scheduling_v1 import SYSTEM_PRIORITY_CLASSES
 from ..api.validation import ANNOTATION_SUBMIT_AT
 from ..controllers.job import JobController
 from ..controllers.nodelifecycle import NodeLifecycleController
-from ..node.deviceplugin import NvidiaDevicePlugin
+from ..node.deviceplugin import MigDevice, NvidiaDevicePlugin
 from ..node.kubelet import Kubelet
 from ..scheduler.scheduler import Scheduler
 from .admission import admit_pod
@@ -39,6 +39,16 @@ DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
 def gpu_uuids(rng: random.Random, n: int) -> list[str]:
     """GPU UUIDs as NVML prints them (GPU-xxxxxxxx-...), drawn from the simulation's seed."""
     return ["GPU-" + str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n)]
+
+
+def mig_devices(rng: random.Random, layouts: list) -> list[MigDevice]:
+    """The MIG devices of a node's GPUs (one per GPU instance), with MIG-<uuid> IDs from the seed."""
+    out = []
+    for index, layout in enumerate(layouts):
+        for gi in layout.instances if layout.mig_enabled else ():
+            uid = "MIG-" + str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            out.append(MigDevice(uid, index, gi.profile.name, int(gi.profile.memory_gib * 1024), gi.start))
+    return out
 
 
 def _copy_node(n: Node) -> Node:
@@ -116,8 +126,11 @@ class Simulation:
             plugin = None
             if node.metadata.name in sc.gpus:
                 model, count = sc.gpus[node.metadata.name]
-                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, gpu_uuids(rng, count), ctx.trace,
-                                            config=sc.plugin_configs.get(node.metadata.name))
+                uuids = gpu_uuids(rng, count)
+                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
+                                            config=sc.plugin_configs.get(node.metadata.name),
+                                            mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
+                                            mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])))
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,

@@ -26,6 +26,12 @@ def gpu_gantt(result, node: Optional[str] = None, ax=None, until: Optional[float
         _, ax = plt.subplots(figsize=(9, 0.35 * max(len(devices), 2) + 1.2))
     colors = _pod_color([h.pod for h in holds])
     row = {d[2]: i for i, d in enumerate(devices)}
+    for kl_name, kl in result.kubelets.items():   # a MIG device is drawn on its GPU's row
+        if kl.plugin is not None:
+            for m in kl.plugin.mig_devices:
+                key = next((d[2] for d in devices if d[0] == kl_name and d[1] == m.index), None)
+                if key is not None:
+                    row[m.id] = row[key]
     for h in holds:
         dev = h.device.split("::", 1)[0]   # a time-sliced replica is drawn on its GPU's row
         if dev not in row:
