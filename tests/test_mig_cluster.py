@@ -78,3 +78,62 @@ def test_bad_mig_configs(docs, message):
         load(texts=[("m.yaml", "---\n".join(docs))])
     text = str(e.value)
     assert "metadata.labels[nvidia.com/mig.config]" in text and message in text, text
+
+
+# --- mig-manager: reconfiguration at run time --------------------------------------------------------
+
+def relabel(at, config):
+    return (f"apiVersion: gpusim.io/v1alpha1\nkind: Action\nmetadata: {{name: relabel}}\n"
+            f"spec: {{at: {at}, type: LabelNode, node: g-0, labels: {{nvidia.com/mig.config: {config}}}}}\n")
+
+
+def allocatable_at(result, t):
+    """Node allocatable as posted at or before t (from the kubelet's syncNodeStatus trace)."""
+    posts = [r for r in result.trace.records if r.function == "kubelet.(*Kubelet).syncNodeStatus" and r.time <= t]
+    return posts[-1].details["allocatable"]
+
+
+def states(result):
+    return [(round(r.time, 3), r.result) for r in result.trace.records
+            if r.component.startswith("nvidia-mig-manager") and r.function.endswith("set_state")]
+
+
+def test_reconfiguration_changes_allocatable():
+    r = run(text="---\n".join([policy("mixed"), pool("all-disabled"), relabel("1m", "all-1g.10gb")]))
+    assert allocatable_at(r, 59) == {"nvidia.com/gpu": "1"}
+    assert states(r) == [(60.0, "pending"), (75.0, "success")]
+    assert allocatable_at(r, 71)["nvidia.com/gpu"] == "0"          # plugin paused: devices unhealthy
+    assert allocatable_at(r, 81)["nvidia.com/mig-1g.10gb"] == "7"
+    labels = node_of(r).metadata.labels
+    assert labels["nvidia.com/mig.config.state"] == "success"
+    assert labels["nvidia.com/gpu.deploy.device-plugin"] == "true"
+    assert labels["nvidia.com/mig-1g.10gb.count"] == "7"
+    assert node_of(r).status.capacity["nvidia.com/gpu"] == "0"     # removed after the 5-minute grace period
+
+
+def test_reconfiguration_fails_while_a_workload_holds_the_gpu():
+    r = run(text="---\n".join([policy("mixed"), pool("all-disabled"), pod("busy", "nvidia.com/gpu"),
+                               relabel("1m", "all-1g.10gb")]))
+    assert node_of(r).metadata.labels["nvidia.com/mig.config.state"] == "failed"
+    ev = next(e for e in r.events.log if e.reason == "MigConfigFailed")
+    assert "In use by another client" in ev.message
+    assert r.pod("busy").status.phase == "Succeeded"
+    assert allocatable_at(r, 1000)["nvidia.com/gpu"] == "1"      # the plugin came back with whole GPUs
+
+
+def test_unknown_config_label_fails():
+    r = run(text="---\n".join([policy("mixed"), pool("all-disabled"), relabel("10s", "all-9g.99gb")]))
+    assert node_of(r).metadata.labels["nvidia.com/mig.config.state"] == "failed"
+    assert "selected mig-config not present: all-9g.99gb" in next(
+        e.message for e in r.events.log if e.reason == "MigConfigFailed")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("{at: 1m, type: Relabel, node: g-0}", 'Unsupported value: "Relabel"'),
+    ("{at: 1m, type: LabelNode, node: nope, labels: {a: b}}", 'Not found: "nope"'),
+    ("{at: 1m, type: LabelNode, node: g-0}", "LabelNode sets or removes at least one label"),
+])
+def test_action_validation(spec, message):
+    doc = f"apiVersion: gpusim.io/v1alpha1\nkind: Action\nmetadata: {{name: a}}\nspec: {spec}\n"
+    with pytest.raises(InputError, match=message):
+        load(texts=[("a.yaml", "---\n".join([pool("all-disabled"), doc]))])

@@ -10,6 +10,8 @@ from .schema import IntOrString
 
 GROUP_VERSION = "gpusim.io/v1alpha1"
 FAULT_TYPES = ("KubeletRestart", "DevicePluginCrash", "XidError", "NodeDown")
+# What an operator does with kubectl at a point in time: `kubectl label node`, `kubectl cordon/uncordon`.
+ACTION_TYPES = ("LabelNode", "CordonNode", "UncordonNode")
 
 
 @dataclass
@@ -79,3 +81,21 @@ class Fault:
     kind: str = "Fault"
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: FaultSpec = field(default_factory=FaultSpec, metadata={"required": True})
+
+
+@dataclass
+class ActionSpec:
+    at: str = field(default="", metadata={"required": True})
+    type: str = field(default="", metadata={"required": True})
+    node: str = field(default="", metadata={"required": True})
+    labels: dict[str, Optional[str]] = field(default_factory=dict)   # a null value removes the label
+
+
+@dataclass
+class Action:
+    """An operator's change at time ``at``, e.g. ``kubectl label node a100-0 nvidia.com/mig.config=all-1g.10gb``."""
+
+    api_version: str = GROUP_VERSION
+    kind: str = "Action"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ActionSpec = field(default_factory=ActionSpec, metadata={"required": True})

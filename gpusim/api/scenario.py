@@ -15,7 +15,7 @@ from .batch_v1 import Job
 from .core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, Pod
 from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
-from .gpusim_v1alpha1 import FAULT_TYPES, Fault, NodePool, Simulation
+from .gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
 from .nvidia_v1 import OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
@@ -28,7 +28,8 @@ KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
     ("batch/v1", "Job"): Job, ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
-    ("gpusim.io/v1alpha1", "Fault"): Fault, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
+    ("gpusim.io/v1alpha1", "Fault"): Fault,
+    ("gpusim.io/v1alpha1", "Action"): Action, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
     ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
 }
@@ -56,6 +57,7 @@ class Scenario:
     pods: list[Pod] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
@@ -63,6 +65,7 @@ class Scenario:
     plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
     mig_layouts: dict = field(default_factory=dict, repr=False)      # node name → list of mig.Layout per GPU
     mig_strategies: dict = field(default_factory=dict, repr=False)   # node name → none | single | mixed
+    mig_parted_config: Any = field(default=None, repr=False)         # ClusterPolicy migManager's ConfigMap
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
@@ -164,7 +167,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         seen[key] = source
         {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
          "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
-         "Fault": sc.faults, "PodDisruptionBudget": sc.pdbs}[kind].append(obj)
+         "Fault": sc.faults, "Action": sc.actions, "PodDisruptionBudget": sc.pdbs}[kind].append(obj)
     for kind, objs in singletons.items():
         if len(objs) > 1:
             raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",
@@ -210,6 +213,7 @@ def _mig_layouts(sc: Scenario) -> None:
                 custom = migparted.parse(cm.data["config.yaml"])
             except ValueError as e:
                 raise _err(cm, sc.source(cm), "data[config.yaml]", str(e)) from None
+            sc.mig_parted_config = custom
     for node in sc.nodes:
         name = node.metadata.name
         if name not in sc.gpus:
@@ -425,6 +429,18 @@ def _validate_objects(sc: Scenario) -> None:
     for job in sc.jobs:
         _raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
+    for action in sc.actions:
+        s, src = action.spec, sc.source(action)
+        if s.type not in ACTION_TYPES:
+            raise _err(action, src, "spec.type", f'Unsupported value: "{s.type}": supported values: '
+                       + ", ".join(f'"{t}"' for t in ACTION_TYPES))
+        _duration(action, sc, "spec.at", s.at)
+        if s.node not in nodes:
+            raise _err(action, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+        if s.type == "LabelNode" and not s.labels:
+            raise _err(action, src, "spec.labels", "Required value: LabelNode sets or removes at least one label")
+        if s.type != "LabelNode" and s.labels:
+            raise _err(action, src, "spec.labels", f"Forbidden: only LabelNode takes labels")
     for fault in sc.faults:
         s, src = fault.spec, sc.source(fault)
         if s.type not in FAULT_TYPES:

@@ -25,7 +25,10 @@ from ..api.validation import ANNOTATION_SUBMIT_AT
 from ..controllers.job import JobController
 from ..controllers.nodelifecycle import NodeLifecycleController
 from ..node.deviceplugin import MigDevice, NvidiaDevicePlugin
+from ..hardware.mig import Layout
+from ..hardware.migparted import default_configs
 from ..node.kubelet import Kubelet
+from ..node.migmanager import MigManager
 from ..scheduler.scheduler import Scheduler
 from .admission import admit_pod
 from .apiserver import APIServer
@@ -121,6 +124,7 @@ class Simulation:
         for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs]:
             ctx.api.create(obj)
         self.kubelets: dict[str, Kubelet] = {}
+        self.mig_managers: list[MigManager] = []
         for node in sc.nodes:
             ctx.api.create(node)
             plugin = None
@@ -132,6 +136,13 @@ class Simulation:
                                             mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
                                             mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])))
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
+            if plugin is not None and sc.cluster_policy is not None and model.mig_capable:
+                # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true
+                layouts = sc.mig_layouts.get(node.metadata.name) or [Layout.disabled(model)] * count
+                self.mig_managers.append(MigManager(
+                    ctx, self.kubelets[node.metadata.name], sc.mig_parted_config or default_configs(model),
+                    sc.mig_strategies.get(node.metadata.name, "none"),
+                    node.metadata.labels.get("nvidia.com/mig.config"), layouts))
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config)
@@ -152,12 +163,31 @@ class Simulation:
             env.process(self._submit(obj))
         for fault in sc.faults:
             env.process(self._fault(fault))
+        for action in sc.actions:
+            env.process(self._action(action))
 
     def _submit(self, obj: Any) -> Generator:
         at = parse_duration(obj.metadata.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
         if at:
             yield self.ctx.env.timeout(at)
         self.ctx.api.create(obj)
+
+    def _action(self, action: Any) -> Generator:
+        """``kubectl label node`` / ``kubectl cordon`` / ``uncordon`` at ``spec.at``."""
+        s, ctx = action.spec, self.ctx
+        yield ctx.env.timeout(parse_duration(s.at))
+        node = ctx.api.get("Node", "", s.node)
+        if s.type == "LabelNode":
+            for k, v in s.labels.items():
+                if v is None:
+                    node.metadata.labels.pop(k, None)
+                else:
+                    node.metadata.labels[k] = v
+        else:
+            node.spec.unschedulable = s.type == "CordonNode"
+        ctx.trace.add(ctx.now, "kubectl", f"action.{s.type}", f"Node {s.node}", "Success",
+                      **({"labels": dict(s.labels)} if s.labels else {}))
+        ctx.api.update(node)
 
     def _fault(self, fault: Any) -> Generator:
         s, ctx = fault.spec, self.ctx

@@ -219,6 +219,13 @@ class NvidiaDevicePlugin:
             out[name].base_ids.append((m.id, m.index))
         return out
 
+    def set_mig_devices(self, strategy: str, devices: list[MigDevice]) -> None:
+        """After mig-manager applied a new layout: the plugin restarts with the new device set."""
+        self.mig_strategy = strategy
+        self.mig_devices = list(devices) if strategy != "none" else []
+        self.servers = self._servers()
+        self.resource = next(iter(self.servers)) if self.servers else RESOURCE_NAME
+
     def device_memory_mib(self) -> dict[str, tuple[int, int]]:
         """Memory domains: device id → (parent GPU index, MiB). A MIG device is its own domain."""
         mig = {m.id: (m.index, m.memory_mib) for m in self.mig_devices}

@@ -352,6 +352,16 @@ class Kubelet:
                       devices=self.dm.devices_of(pod.metadata.uid) if self.dm else {})
         ctx.api.update(pod)
 
+    def reconfigure_mig(self, layouts: list, strategy: str) -> None:
+        """mig-manager applied ``layouts``: the GPUs now hold new MIG devices; the plugin restarts with them."""
+        from ..controlplane.simulation import mig_devices
+        plugin = self.plugin
+        plugin.set_mig_devices(strategy, mig_devices(self.ctx.rng, layouts))
+        if self.gpu_memory is not None:
+            self.gpu_memory = GPUMemory(self.ctx, self.node_name, plugin, self._cuda_oom)
+        if self.up and self.dm is not None:
+            plugin.start(self.dm)
+
     def _track_gpu_memory(self, pod: Pod, container: str) -> None:
         """The started process holds ``gpusim.io/gpu-memory`` on each physical GPU it was given."""
         if self.gpu_memory is None or self.dm is None or self.plugin is None:
