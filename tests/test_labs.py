@@ -41,6 +41,14 @@ def whole_gpus(text: str = BROKEN) -> str:
     return text.replace("count: 1}", "count: 4}")
 
 
+def with_mig(text: str = BROKEN) -> str:
+    """Fix C: MIG strategy single (pods unchanged), no time-slicing, 2 GPUs split into 2g.20gb instances."""
+    text = text.replace("data:\n", "data:\n  whole: |\n    version: v1\n", 1)
+    text = text.replace("default: time-sliced}", "default: whole}\n  mig: {strategy: single}", 1)
+    return text.replace("  gpu: {model: A100-SXM4-80GB, count: 1}\n",
+                        "  gpu: {model: A100-SXM4-80GB, count: 2}\n  labels: {nvidia.com/mig.config: all-2g.20gb}\n")
+
+
 @pytest.fixture(scope="module")
 def broken():
     return run(text=BROKEN)
@@ -85,6 +93,17 @@ def test_whole_gpu_per_pod_passes_with_no_failure():
     c = check_inference_oom(run(text=whole_gpus()))
     assert c.passed, str(c)
     assert "· llm-3: OOM 0 次，重启 0 次——没有失败" in c.lines
+
+
+def test_mig_fix_passes_with_the_grower_confined_to_its_instance():
+    r = run(text=with_mig())
+    c = check_inference_oom(r)
+    assert c.passed, str(c)
+    assert any("MIG single（6 个实例：2g.20gb（19968 MiB）" in line for line in c.lines), str(c)
+    oom = [t for t in r.trace.records if t.function == "cuda.cudaMalloc"]
+    assert {t.object for t in oom} == {"Pod default/llm-3"}
+    # 15Gi → 40Gi over 600 s crosses 19968 MiB after (19968 − 15360) / 25600 × 600 = 108 s
+    assert "MIG: confined" in oom[0].result and abs(oom[0].time - min(t.time for t in oom)) < 1e-9
 
 
 @pytest.mark.parametrize("edit, expected", [

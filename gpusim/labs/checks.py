@@ -83,6 +83,11 @@ def _strategies(result) -> str:
         mem = getattr(kl, "gpu_memory", None)
         if mem is None:
             continue
+        migs = kl.plugin.mig_devices if kl.plugin is not None else []
+        if migs:
+            kinds = "、".join(sorted({f"{m.profile}（{m.memory_mib} MiB）" for m in migs}))
+            parts.append(f"{name}: MIG {kl.plugin.mig_strategy}（{len(migs)} 个实例：{kinds}）")
+            continue
         limit = f"，每个客户端上限 {mem.client_limit_mib} MiB" if mem.strategy == "mps" else ""
         parts.append(f"{name}: {mem.strategy}（{len(mem.gpus)} 张 GPU，每张 {mem.total_mib} MiB{limit}）")
     return "；".join(parts) or "没有 GPU 节点"
