@@ -65,6 +65,7 @@ class Scenario:
     plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
     mig_layouts: dict = field(default_factory=dict, repr=False)      # node name → list of mig.Layout per GPU
     mig_strategies: dict = field(default_factory=dict, repr=False)   # node name → none | single | mixed
+    hami: dict = field(default_factory=dict, repr=False)             # node name → node.hami.HamiConfig
     mig_parted_config: Any = field(default=None, repr=False)         # ClusterPolicy migManager's ConfigMap
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
@@ -185,7 +186,43 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     _validate_objects(sc)
     _device_plugin_configs(sc)
     _mig_layouts(sc)
+    _hami(sc)
     return sc
+
+
+def _hami(sc: Scenario) -> None:
+    """HAMi: request validation for every pod and job template; GPU nodes labelled ``gpu=on`` run HAMi's
+    device plugin with the settings of ConfigMap kube-system/hami-device-plugin (see gpusim.node.hami)."""
+    from ..node import hami
+    for pod in sc.pods:
+        _raise_all(pod, sc.source(pod), hami.validate_pod_spec(pod.spec, "spec"))
+    for job in sc.jobs:
+        _raise_all(job, sc.source(job), hami.validate_pod_spec(job.spec.template.spec, "spec.template.spec"))
+    nodes = [n for n in sc.nodes if n.metadata.name in sc.gpus
+             and n.metadata.labels.get(hami.NODE_LABEL) == hami.NODE_LABEL_VALUE]
+    if not nodes:
+        return
+    cfg = hami.HamiConfig()
+    cm = next((c for c in sc.configmaps if c.metadata.name == hami.CONFIGMAP_NAME
+               and c.metadata.namespace == hami.CONFIGMAP_NAMESPACE), None)
+    if cm is not None:
+        if hami.CONFIGMAP_KEY not in cm.data:
+            raise _err(cm, sc.source(cm), "data", f"Required value: key {hami.CONFIGMAP_KEY}")
+        try:
+            cfg = hami.parse_config(cm.data[hami.CONFIGMAP_KEY])
+        except (ValueError, yaml.YAMLError) as e:
+            raise _err(cm, sc.source(cm), f"data[{hami.CONFIGMAP_KEY}]", str(e)) from None
+    for node in nodes:
+        name = node.metadata.name
+        if name in sc.mig_layouts or sc.plugin_configs.get(name, None) is not None \
+                and sc.plugin_configs[name].strategy != "none":
+            raise _err(node, sc.source(node), f"metadata.labels[{hami.NODE_LABEL}]", "Forbidden: a HAMi node "
+                       "cannot also use the NVIDIA device plugin's sharing or MIG in gpusim")
+        sc.hami[name] = cfg
+
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"              # input to mig-manager
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"  # written by mig-manager
 
 
 def _mig_layouts(sc: Scenario) -> None:

@@ -25,6 +25,7 @@ from ..api.validation import ANNOTATION_SUBMIT_AT
 from ..controllers.job import JobController
 from ..controllers.nodelifecycle import NodeLifecycleController
 from ..node.deviceplugin import MigDevice, NvidiaDevicePlugin
+from ..node.hami import HamiDevicePlugin
 from ..hardware.mig import Layout
 from ..hardware.migparted import default_configs
 from ..node.kubelet import Kubelet
@@ -131,10 +132,13 @@ class Simulation:
             if node.metadata.name in sc.gpus:
                 model, count = sc.gpus[node.metadata.name]
                 uuids = gpu_uuids(rng, count)
-                plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
-                                            config=sc.plugin_configs.get(node.metadata.name),
-                                            mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
-                                            mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])))
+                if node.metadata.name in sc.hami:
+                    plugin = HamiDevicePlugin(ctx, node.metadata.name, model, uuids, sc.hami[node.metadata.name])
+                else:
+                    plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
+                        config=sc.plugin_configs.get(node.metadata.name),
+                        mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
+                        mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])))
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
             if plugin is not None and sc.cluster_policy is not None and model.mig_capable:
                 # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true

@@ -195,29 +195,38 @@ class NvidiaDevicePlugin:
         self.config = config or plugin_config.default()
         self.mig_strategy = mig_strategy
         self.mig_devices = list(mig_devices or []) if mig_strategy != "none" else []
-        self.replicas = self.config.replicas_for(RESOURCE_NAME)
+        self.replicas = self.config.replicas_for(RESOURCE_NAME)   # of whole GPUs
         self.running = False
         self.component = f"nvidia-device-plugin/{node}"
         self.servers = self._servers()
         self.resource = next(iter(self.servers)) if self.servers else RESOURCE_NAME
 
     def _servers(self) -> dict[str, ResourceServer]:
-        """internal/rm/device_map.go buildDeviceMap: which devices each resource name serves."""
+        """internal/rm/device_map.go buildDeviceMap: which devices each resource name serves. Sharing
+        (replicas, renaming) applies per resource name, MIG devices included."""
         out: dict[str, ResourceServer] = {}
-        mig_gpus = {m.index for m in self.mig_devices}
-        whole = [(d.id, d.index) for d in self.devices if d.index not in mig_gpus]
-        if self.mig_strategy == "single" and self.mig_devices:
-            out[RESOURCE_NAME] = ResourceServer(self, RESOURCE_NAME, [(m.id, m.index) for m in self.mig_devices], 1)
-            return out
-        if whole:
-            name = self.config.advertised_name(RESOURCE_NAME)
-            out[name] = ResourceServer(self, name, whole, self.replicas)
-        for m in self.mig_devices:
-            name = MIG_RESOURCE_PREFIX + m.profile
+        cfg = self.config
+
+        def add(base: str, ids: list[tuple[str, int]]) -> None:
+            name = cfg.advertised_name(base)
             if name not in out:
-                out[name] = ResourceServer(self, name, [], 1)
-            out[name].base_ids.append((m.id, m.index))
+                out[name] = ResourceServer(self, name, [], cfg.replicas_for(base))
+            out[name].base_ids.extend(ids)
+
+        mig_gpus = {m.index for m in self.mig_devices}
+        if self.mig_strategy == "single" and self.mig_devices:
+            add(RESOURCE_NAME, [(m.id, m.index) for m in self.mig_devices])
+            return out
+        whole = [(d.id, d.index) for d in self.devices if d.index not in mig_gpus]
+        if whole:
+            add(RESOURCE_NAME, whole)
+        for m in self.mig_devices:
+            add(MIG_RESOURCE_PREFIX + m.profile, [(m.id, m.index)])
         return out
+
+    def replicas_of(self, device_id: str) -> int:
+        """How many containers may share the device (1 unless time-sliced or MPS)."""
+        return next((srv.replicas for srv in self.servers.values() if any(i == device_id for i, _ in srv.base_ids)), 1)
 
     def set_mig_devices(self, strategy: str, devices: list[MigDevice]) -> None:
         """After mig-manager applied a new layout: the plugin restarts with the new device set."""

@@ -21,6 +21,9 @@ follow the node's sharing strategy (the device plugin config; node-side referenc
 - ``mps``: each client has the pinned device memory limit the MPS control daemon sets by default,
   ``set_default_device_pinned_mem_limit <gpu> <totalMemBytes/replicas/1MiB>M`` (integer MiB); only the
   client over its own limit fails.
+- ``hami`` (HAMi, ``gpusim.node.hami``): HAMi-core inside each container caps its usage at the
+  ``nvidia.com/gpumem`` it was given (``CUDA_DEVICE_MEMORY_LIMIT_<i>``); only the container over its own
+  cap fails, the others on the GPU keep running.
 
 A failed container exits with code 1 (reason ``Error``, message ``CUDA error: out of memory``); the
 kubelet's restart policy does the rest. "Exceeds" is strict: usage that reaches the limit exactly and
@@ -90,6 +93,7 @@ class Usage:
     ramp: Fraction
     end: Optional[float] = None
     oom: bool = False
+    limit: Optional[int] = None   # per-container cap in MiB (HAMi-core), None = the domain's limit
 
     @property
     def key(self) -> tuple[str, str]:
@@ -174,7 +178,9 @@ class GPUMemory:
 
     def mode(self, gpu: "GPUState") -> str:
         """How this domain isolates memory: ``mig`` for a MIG device, else the plugin's sharing strategy."""
-        return "mig" if gpu.uuid.startswith("MIG-") else self.strategy
+        if gpu.uuid.startswith("MIG-"):   # a time-sliced MIG device shares its instance memory unisolated
+            return "time-slicing" if self.strategy == "time-slicing" and self.plugin.replicas_of(gpu.uuid) > 1 else "mig"
+        return self.strategy
 
     def domain_limit_mib(self, gpu: "GPUState") -> int:
         """The limit one container may use alone in the domain: its memory, or the MPS pinned limit."""
@@ -183,7 +189,8 @@ class GPUMemory:
         return self.domain_mib(gpu)
 
     # --- container lifecycle -----------------------------------------------------------------------
-    def container_started(self, pod, container: str, gpu_uuids: list[str]) -> None:
+    def container_started(self, pod, container: str, gpu_uuids: list[str],
+                          limits: Optional[dict[str, int]] = None) -> None:
         prof = memory_profile(pod.metadata.annotations)
         if prof is None:
             return
@@ -193,7 +200,8 @@ class GPUMemory:
             gpu = self.gpus.get(uuid)
             if gpu is None:
                 continue
-            u = Usage(pod.metadata.uid, pod.metadata.namespace, pod.metadata.name, container, now, base, peak, ramp)
+            u = Usage(pod.metadata.uid, pod.metadata.namespace, pod.metadata.name, container, now, base, peak, ramp,
+                      limit=(limits or {}).get(uuid))
             gpu.running.append(u)
             gpu.history.append(u)
             self._reschedule(gpu)
@@ -215,7 +223,8 @@ class GPUMemory:
             return first_excess(gpu.running, Fraction(self.domain_mib(gpu)), now), list(gpu.running)
         best, victims = None, []
         for u in gpu.running:
-            t = first_excess([u], Fraction(self.domain_limit_mib(gpu)), now)
+            lim = self.domain_limit_mib(gpu) if u.limit is None else min(u.limit, self.domain_mib(gpu))
+            t = first_excess([u], Fraction(lim), now)
             if t is None:
                 continue
             if best is None or t < best:
@@ -256,6 +265,9 @@ class GPUMemory:
                 used, limit, why = total, self.domain_mib(gpu), "time-slicing: no memory isolation"
             elif mode == "mps":
                 used, limit, why = u.at(now), self.domain_limit_mib(gpu), "mps: pinned device memory limit per client"
+            elif mode == "hami":
+                used, why = u.at(now), "HAMi-core: per-container nvidia.com/gpumem limit"
+                limit = self.domain_mib(gpu) if u.limit is None else min(u.limit, self.domain_mib(gpu))
             elif mode == "mig":
                 used, limit, why = u.at(now), self.domain_mib(gpu), "MIG: confined to the GPU instance's memory"
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .plugins import (defaultbinder, defaultpreemption, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
+from .plugins import (defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 
 Factory = Callable[[Any, Any], Any]
@@ -41,6 +41,7 @@ def in_tree_registry() -> Registry:
     r.register(noderesources.BALANCED_NAME, noderesources.new_balanced)
     r.register(defaultpreemption.NAME, defaultpreemption.new)
     r.register(defaultbinder.NAME, defaultbinder.new)
+    r.register(hami.NAME, hami.new)   # HAMi's scheduler fit: opt-in, not in DEFAULT_PLUGINS
     return r
 
 
