@@ -41,9 +41,18 @@ class Simulation:
 
 
 @dataclass
+class VGPUSpec:
+    """The node is a VM with NVIDIA vGPUs of one time-sliced C-series type (gpusim.hardware.vgpu)."""
+
+    type: str = field(default="", metadata={"required": True})
+    scheduler: str = "BestEffort"
+
+
+@dataclass
 class GPUSpec:
     model: str = field(default="", metadata={"required": True})
     count: int = 8
+    vgpu: Optional[VGPUSpec] = None
 
 
 @dataclass

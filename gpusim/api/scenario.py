@@ -397,6 +397,8 @@ def _expand_pools(sc: Scenario) -> None:
             if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
                 raise _err(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
             model = CATALOG[s.gpu.model]
+            if s.gpu.vgpu is not None:
+                model = _vgpu_model(pool, sc, model)
         for i, t in enumerate(s.taints):
             _raise_all(pool, src, validate_taint(t, f"spec.taints[{i}]"))
         for i in range(s.count):
@@ -408,6 +410,27 @@ def _expand_pools(sc: Scenario) -> None:
             sc.sources[id(node)] = src
             if model is not None and s.gpu.count:
                 sc.gpus[node.metadata.name] = (model, s.gpu.count)
+
+
+def _vgpu_model(pool: NodePool, sc: Scenario, physical: GPUModel) -> GPUModel:
+    """A NodePool of VMs with time-sliced vGPUs: each vGPU is a GPU with the type's framebuffer."""
+    from ..hardware import vgpu
+    v, src = pool.spec.gpu.vgpu, sc.source(pool)
+    try:
+        t = vgpu.vgpu_type(v.type)
+    except KeyError as e:
+        raise _err(pool, src, "spec.gpu.vgpu.type", f'Unsupported value: "{v.type}": {e.args[0]}') from None
+    if t.physical.name != physical.name:
+        raise _err(pool, src, "spec.gpu.vgpu.type", f'Invalid value: "{v.type}": a {t.board} vGPU type runs on '
+                   f"{t.physical.name}, not {physical.name}")
+    if v.scheduler not in vgpu.SCHEDULERS:
+        raise _err(pool, src, "spec.gpu.vgpu.scheduler", f'Unsupported value: "{v.scheduler}": supported values: '
+                   + ", ".join(f'"{x}"' for x in vgpu.SCHEDULERS))
+    if pool.spec.gpu.count > 1 and t.max_per_gpu > 1:
+        # several vGPUs in one VM are supported for types that take a whole GPU (UNVERIFIED for every release)
+        raise _err(pool, src, "spec.gpu.count", f"Invalid value: {pool.spec.gpu.count}: a VM gets one fractional "
+                   f"vGPU ({v.type} is 1/{t.max_per_gpu} of a GPU); only whole-GPU types can be attached several times")
+    return vgpu.guest_model(t)
 
 
 def _explicit_node_gpus(sc: Scenario) -> None:

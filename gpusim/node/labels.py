@@ -40,6 +40,8 @@ def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
               "gpusim.io/node-pool": pool.metadata.name}
     if model is not None and s.gpu is not None and s.gpu.count:
         labels.update(gfd_labels(model, s.gpu.count))
+        if s.gpu.vgpu is not None:   # GFD in a vGPU guest (docs/gpu-feature-discovery: nvidia.com/vgpu.present)
+            labels["nvidia.com/vgpu.present"] = "true"
     labels.update(s.labels)
     base = {"cpu": str(s.cpu), "memory": str(s.memory), "pods": str(s.pods)}
     return Node(metadata=ObjectMeta(name=name, labels=labels),

@@ -46,9 +46,17 @@ def mig_max_instances(model: Union[str, GPUModel]) -> int:
 
 # Facts gpusim does not model, from the node-side reference §9.1 (operator's default-vgpu-devices-config:
 # FB / smallest C-series type) and §9.2 (HAMi helm values). Keyed by catalog model.
-VGPU_MAX_PER_GPU = {"A100-SXM4-40GB": 10, "A100-SXM4-80GB": 20, "H100-SXM5-80GB": 20, "H200-141GB": 32,
-                    "A30-24GB": 6}
-HAMI_DEVICE_SPLIT_COUNT = 10   # helm deviceSplitCount default
+def _vgpu_max_per_gpu() -> dict[str, int]:
+    """Most time-sliced C-series vGPUs per GPU model (the smallest framebuffer type), from gpusim.hardware.vgpu."""
+    from ..hardware import vgpu
+    out: dict[str, int] = {}
+    for _, (model, types) in vgpu.TIME_SLICED.items():
+        out[model] = max(out.get(model, 0), max(types.values()))
+    return out
+
+
+VGPU_MAX_PER_GPU = _vgpu_max_per_gpu()
+from ..node.hami import DEFAULT_SPLIT_COUNT as HAMI_DEVICE_SPLIT_COUNT   # noqa: E402  helm deviceSplitCount
 
 
 def isolation_table() -> list[dict[str, Any]]:
@@ -90,12 +98,14 @@ def isolation_table() -> list[dict[str, Any]]:
          "max_tenants": {n: VGPU_MAX_PER_GPU[n] for n in every if n in VGPU_MAX_PER_GPU},
          "gpus": [n for n in every if n in VGPU_MAX_PER_GPU],
          "k8s_resource": "a VM sees a whole vGPU (KubeVirt)",
-         "reconfiguration": "change vGPU type: VM restart; policy: vGPU Manager restart", "in_gpusim": "no"},
+         "reconfiguration": "change vGPU type: VM restart; policy: vGPU Manager restart",
+         "in_gpusim": "time-sliced types: framebuffer cap (NodePool spec.gpu.vgpu)"},
         {"mechanism": "HAMi", "memory_isolation": "software limit (libvgpu.so intercepts CUDA)",
          "fault_isolation": "none (shared GPU context model)", "compute_qos": "gpucores % throttling (approximate)",
          "max_tenants": {n: HAMI_DEVICE_SPLIT_COUNT for n in every}, "gpus": every,
          "k8s_resource": "`nvidia.com/gpu` + `nvidia.com/gpumem` + `nvidia.com/gpucores`",
-         "reconfiguration": "per pod (requested at creation)", "in_gpusim": "no"},
+         "reconfiguration": "per pod (requested at creation)",
+         "in_gpusim": "device plugin, scheduler fit, per-container memory cap"},
     ]
 
 
