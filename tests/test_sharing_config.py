@@ -129,3 +129,18 @@ def test_bad_configs(docs, path, message):
         load(texts=[("s.yaml", "---\n".join(docs))])
     text = str(e.value)
     assert path in text and message in text, text
+
+
+def test_packed_policy_fills_one_gpu_first():
+    env = "    env: [{name: SHARED_DEVICES_ALLOCATION_POLICY, value: packed}]\n"
+    packed_policy = POLICY + env
+    r = simulate(packed_policy, configmap(whole="version: v1", ts=sharing(replicas=4)), pool(),
+                 pod("a"), pod("b", at="1s"), pod("c", at="2s"))
+    devs = {p["name"]: parent_id(p["devices"]["nvidia.com/gpu"][0]) for p in to_json(r)["pods"]}
+    assert devs["a"] == devs["b"] == devs["c"]            # packed: the same GPU until it is full
+
+
+def test_bad_allocation_policy():
+    bad = POLICY + "    env: [{name: SHARED_DEVICES_ALLOCATION_POLICY, value: tight}]\n"
+    with pytest.raises(InputError, match='spec.devicePlugin.env\\[0\\].value: Unsupported value: "tight"'):
+        load(texts=[("s.yaml", "---\n".join([bad, configmap(whole="version: v1", ts=sharing()), pool()]))])

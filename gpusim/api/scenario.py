@@ -67,6 +67,7 @@ class Scenario:
     mig_strategies: dict = field(default_factory=dict, repr=False)   # node name → none | single | mixed
     hami: dict = field(default_factory=dict, repr=False)             # node name → node.hami.HamiConfig
     mig_parted_config: Any = field(default=None, repr=False)         # ClusterPolicy migManager's ConfigMap
+    shared_devices_allocation_policy: str = "distributed"            # device plugin env, v0.20
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
@@ -291,6 +292,13 @@ def _device_plugin_configs(sc: Scenario) -> None:
     from ..node.labels import sharing_labels
     cp = sc.cluster_policy
     ref = cp.spec.device_plugin.config if cp is not None else None
+    env = cp.spec.device_plugin.env if cp is not None and isinstance(cp.spec.device_plugin.env, list) else []
+    for i, e in enumerate(env):
+        if isinstance(e, dict) and e.get("name") == "SHARED_DEVICES_ALLOCATION_POLICY":
+            if e.get("value") not in ("distributed", "packed"):
+                raise _err(cp, sc.source(cp), f"spec.devicePlugin.env[{i}].value", f'Unsupported value: '
+                           f'"{e.get("value")}": supported values: "distributed", "packed"')
+            sc.shared_devices_allocation_policy = e["value"]
     cm = None
     if cp is not None and cp.spec.mig.strategy not in ("none", "single", "mixed"):
         raise _err(cp, sc.source(cp), "spec.mig.strategy", f'Unsupported value: "{cp.spec.mig.strategy}": '

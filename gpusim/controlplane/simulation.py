@@ -138,7 +138,8 @@ class Simulation:
                     plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
                         config=sc.plugin_configs.get(node.metadata.name),
                         mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
-                        mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])))
+                        mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])),
+                        shared_allocation_policy=sc.shared_devices_allocation_policy)
             self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
             if plugin is not None and sc.cluster_policy is not None and model.mig_capable:
                 # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true

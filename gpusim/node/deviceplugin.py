@@ -121,9 +121,10 @@ class ResourceServer:
     def get_preferred_allocation(self, available: list[str], must_include: list[str], size: int) -> list[str]:
         """For whole GPUs upstream uses go-gpuallocator's best-effort policy, which scores sets by
         NVLink/PCIe links. On NVSwitch systems every pair scores the same, so the choice reduces to
-        the required devices, then the lowest GPU indexes. Replicas and MIG devices use the
-        ``distributed`` policy (internal/rm/allocate.go distributedAlloc): each pick goes to the device
-        with the fewest replicas allocated, ties to the one picked least in this call, then the lower index."""
+        the required devices, then the lowest GPU indexes. Replicas and MIG devices use the shared-devices
+        allocation policy (internal/rm/allocate.go, v0.20): ``distributed`` (default) picks the device with
+        the fewest replicas allocated, ``packed`` the one with the most; ties go to the device picked least
+        in this call, then the lower index."""
         if self.replicas > 1 or self.resource != RESOURCE_NAME or self.plugin.mig_devices:
             return self._distributed(available, must_include, size)
         order = {i: g for i, g in self.base_ids}
@@ -147,7 +148,8 @@ class ResourceServer:
         while len(chosen) < size:
             if not candidates:
                 raise ValueError("not enough available devices to satisfy allocation")
-            best = min(candidates, key=lambda d: (allocated[parent_id(d)], picked.get(parent_id(d), 0),
+            sign = -1 if self.plugin.shared_allocation_policy == "packed" else 1   # packed: most allocated first
+            best = min(candidates, key=lambda d: (sign * allocated[parent_id(d)], picked.get(parent_id(d), 0),
                                                   index[parent_id(d)], d))
             chosen.append(best)
             candidates.remove(best)
@@ -188,13 +190,15 @@ class NvidiaDevicePlugin:
 
     def __init__(self, env: simpy.Environment, node: str, model: GPUModel, uuids: list[str], trace: Trace,
                  pre_start_required: bool = False, config: Optional[Config] = None,
-                 mig_strategy: str = "none", mig_devices: Optional[list[MigDevice]] = None):
+                 mig_strategy: str = "none", mig_devices: Optional[list[MigDevice]] = None,
+                 shared_allocation_policy: str = "distributed"):
         self.env, self.node, self.model, self.trace = env, node, model, trace
         self.devices = [Device(u, HEALTHY, None, i) for i, u in enumerate(uuids)]
         self.options = DevicePluginOptions(pre_start_required=pre_start_required)
         self.config = config or plugin_config.default()
         self.mig_strategy = mig_strategy
         self.mig_devices = list(mig_devices or []) if mig_strategy != "none" else []
+        self.shared_allocation_policy = shared_allocation_policy   # --shared-devices-allocation-policy
         self.replicas = self.config.replicas_for(RESOURCE_NAME)   # of whole GPUs
         self.running = False
         self.component = f"nvidia-device-plugin/{node}"
