@@ -555,9 +555,11 @@ class Scheduler:
                                    for pl, (raw, norm) in parts.items()} for k, i in enumerate(feasible_idx)}
             attempt.scores = breakdown
         best = int(totals.max())
-        top = [names[feasible_idx[k]] for k in np.flatnonzero(totals == best).tolist()]
-        chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
-        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(top))
+        ties = np.flatnonzero(totals == best)
+        # the same draw as rng.choice(list of tied names) in the per-node path
+        k = int(ties[0]) if len(ties) == 1 else int(ties[ctx.rng.choice(range(len(ties)))])
+        chosen = names[feasible_idx[k]]
+        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(ties))
         attempt.node = chosen
         return chosen, None, attempt
 
