@@ -21,6 +21,7 @@ from .nvidia_v1 import OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
+from .scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_pod_group
 from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
 from .validation import validate_job, validate_name, validate_pod, validate_taint
 
@@ -32,10 +33,11 @@ KINDS: dict[tuple[str, str], type] = {
     ("gpusim.io/v1alpha1", "Action"): Action, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
     ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): PodGroup,
 }
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
-NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget"}
+NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget", "PodGroup"}
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MAX_POOL_NODES = 100_000
 # Versions whose scheduler behaviour differs where gpusim models it (taint message ≤1.33,
@@ -60,6 +62,7 @@ class Scenario:
     actions: list[Action] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
     cluster_policy: Optional[ClusterPolicy] = None
     plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
@@ -169,7 +172,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         seen[key] = source
         {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
          "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
-         "Fault": sc.faults, "Action": sc.actions, "PodDisruptionBudget": sc.pdbs}[kind].append(obj)
+         "Fault": sc.faults, "Action": sc.actions, "PodDisruptionBudget": sc.pdbs, "PodGroup": sc.pod_groups}[kind].append(obj)
     for kind, objs in singletons.items():
         if len(objs) > 1:
             raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",
@@ -486,7 +489,7 @@ def _validate_objects(sc: Scenario) -> None:
         raise _err(defaults[1], sc.source(defaults[1]), "globalDefault", "Invalid value: true: "
                    f'PriorityClass "{defaults[0].metadata.name}" is already marked as default. Only one default can exist')
     nodes = {n.metadata.name for n in sc.nodes}
-    for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs]:
+    for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
         if obj.metadata.namespace not in namespaces:
             raise _err(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
     for pod in sc.pods:
@@ -494,6 +497,8 @@ def _validate_objects(sc: Scenario) -> None:
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
     for pdb in sc.pdbs:
         _raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
+    for pg in sc.pod_groups:
+        _raise_all(pg, sc.source(pg), validate_pod_group(pg))
     for job in sc.jobs:
         _raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)

@@ -35,9 +35,17 @@ ANNOTATION_DURATION = "gpusim.io/duration"
 ANNOTATION_GPU_MEMORY = "gpusim.io/gpu-memory"
 ANNOTATION_GPU_MEMORY_GROWTH = "gpusim.io/gpu-memory-growth"
 ANNOTATION_EXIT_CODE = "gpusim.io/exit-code"
+# distributed training (gpusim/workloads/training.py): N workers that progress only while all N run
+ANNOTATION_TRAINING_GROUP = "gpusim.io/training-group"
+ANNOTATION_TRAINING_WORKERS = "gpusim.io/training-workers"
+ANNOTATION_TRAINING_STEPS = "gpusim.io/training-steps"
+ANNOTATION_STEP_TIME = "gpusim.io/step-time"
+TRAINING_REQUIRED = (ANNOTATION_TRAINING_WORKERS, ANNOTATION_TRAINING_STEPS, ANNOTATION_STEP_TIME)
 ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration",
                ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_GPU_MEMORY_GROWTH: "growth",
-               ANNOTATION_EXIT_CODE: "int"}
+               ANNOTATION_EXIT_CODE: "int", ANNOTATION_TRAINING_GROUP: "name",
+               ANNOTATION_TRAINING_WORKERS: "count", ANNOTATION_TRAINING_STEPS: "count",
+               ANNOTATION_STEP_TIME: "positive-duration"}
 
 
 def invalid(value: object, detail: str) -> str:
@@ -82,6 +90,35 @@ def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
         elif kind == "int":
             if not re.fullmatch(r"[0-9]{1,3}", str(value)) or int(value) > 255:
                 yield p, invalid(value, "must be an integer in [0, 255]")
+        elif kind == "count":
+            if not re.fullmatch(r"[0-9]{1,9}", str(value)) or int(value) < 1:
+                yield p, invalid(value, "must be an integer greater than or equal to 1")
+        elif kind == "positive-duration":
+            try:
+                if parse_duration(str(value)) <= 0:
+                    yield p, invalid(value, "must be greater than 0")
+            except DurationError as e:
+                yield p, invalid(value, str(e))
+        elif kind == "name":
+            if not DNS1123_LABEL.match(str(value)) or len(str(value)) > 63:
+                yield p, invalid(value, DNS1123_LABEL_MSG)
+    yield from _validate_training(annotations, path)
+
+
+def _validate_training(annotations: dict[str, str], path: str) -> Errors:
+    """The training annotations come together (workers, steps, step-time; the group is optional) and
+    replace ``gpusim.io/duration``: a training worker runs until the group's steps are done."""
+    present = [k for k in (ANNOTATION_TRAINING_GROUP, *TRAINING_REQUIRED) if k in annotations]
+    if not present:
+        return
+    for key in TRAINING_REQUIRED:
+        if key not in annotations:
+            yield f"{path}[{key}]", ("Required value: the training annotations go together: "
+                                     + ", ".join(TRAINING_REQUIRED) + f" (found {', '.join(present)})")
+    if ANNOTATION_DURATION in annotations:
+        yield f"{path}[{ANNOTATION_DURATION}]", invalid(
+            annotations[ANNOTATION_DURATION], "may not be set together with the training annotations "
+            f"({', '.join(present)}): a training worker runs until its group's steps are done")
 
 
 def _validate_growth(annotations: dict[str, str], value: str, p: str) -> Errors:
@@ -186,6 +223,11 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
 
 def validate_pod(pod: Pod) -> Errors:
     yield from validate_annotations(pod.metadata.annotations, "metadata.annotations")
+    ann = pod.metadata.annotations
+    if any(k in ann for k in TRAINING_REQUIRED) and ANNOTATION_TRAINING_GROUP not in ann \
+            and not ({"job-name", "batch.kubernetes.io/job-name"} & set(pod.metadata.labels)):
+        yield (f"metadata.annotations[{ANNOTATION_TRAINING_GROUP}]",
+               "Required value: a training worker outside a Job names its group")
     yield from validate_pod_spec(pod.spec, "spec")
 
 

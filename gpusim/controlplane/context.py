@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 import simpy
 
@@ -51,6 +52,7 @@ class Context:
     timing: Timing = field(default_factory=Timing)
     daemon_pending: list[int] = field(default_factory=lambda: [0])
     holdings: list[Holding] = field(default_factory=list)
+    training: Any = None   # gpusim.workloads.training.TrainingCoordinator, created on first use
     _open: dict = field(default_factory=dict, repr=False)
 
     def hold(self, node: str, resource: str, device: str, pod) -> None:

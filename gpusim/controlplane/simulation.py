@@ -24,6 +24,7 @@ from ..api.scheduling_v1 import SYSTEM_PRIORITY_CLASSES
 from ..api.validation import ANNOTATION_SUBMIT_AT
 from ..controllers.job import JobController
 from ..controllers.nodelifecycle import NodeLifecycleController
+from ..controllers.podgroup import PodGroupController
 from ..node.deviceplugin import MigDevice, NvidiaDevicePlugin
 from ..node.hami import HamiDevicePlugin
 from ..hardware.mig import Layout
@@ -122,7 +123,7 @@ class Simulation:
         self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
         classes = {pc.metadata.name: pc for pc in sc.priority_classes}
         ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
-        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs]:
+        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
             ctx.api.create(obj)
         self.kubelets: dict[str, Kubelet] = {}
         self.mig_managers: list[MigManager] = []
@@ -153,6 +154,7 @@ class Simulation:
                                    k8s_version=version, registry=registry, config=sc.scheduler_config)
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
+        self.pod_groups = PodGroupController(ctx) if sc.pod_groups else None
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.
         for kl in self.kubelets.values():
             kl.channel.latency = 0.0

@@ -29,6 +29,7 @@ from .devicemanager import AllocateError, DeviceManager
 from .grpc import Channel, RpcError
 from .runtime import ContainerRecord, Runtime
 from .sharing import OOM_EXIT_CODE, GPUMemory
+from ..workloads.training import coordinator, is_training
 
 # kubelet/events/event.go and kuberuntime messages
 PULLED, CREATED, STARTED = "Pulled", "Created", "Started"
@@ -330,7 +331,7 @@ class Kubelet:
     def _run_containers(self, pod: Pod) -> None:
         ctx = self.ctx
         ann = pod.metadata.annotations
-        duration = parse_duration(ann[ANNOTATION_DURATION]) if ANNOTATION_DURATION in ann else None
+        duration = self._duration(pod)
         exit_code = int(ann.get(ANNOTATION_EXIT_CODE, "0"))
         for i, c in enumerate(pod.spec.containers):
             if pod.status.container_statuses[i].restart_count == 0:
@@ -339,6 +340,7 @@ class Kubelet:
             ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
             self.runtime.start(pod.metadata.uid, c.name, duration, exit_code, self._on_exit)
             self._track_gpu_memory(pod, c.name)
+            self._track_training(pod, c.name)
             cs = pod.status.container_statuses[i]
             cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
             cs.ready, cs.started = True, True
@@ -378,6 +380,19 @@ class Kubelet:
         ids = [i for res in self.plugin.servers for i in held.get(res, ([], None))[0]]
         if ids:
             self.gpu_memory.container_started(pod, container, [parent_id(i) for i in ids])
+
+    @staticmethod
+    def _duration(pod: Pod) -> Optional[float]:
+        """gpusim.io/duration; a training worker has none: its group's coordinator ends it."""
+        ann = pod.metadata.annotations
+        if ANNOTATION_DURATION not in ann or is_training(pod):
+            return None
+        return parse_duration(ann[ANNOTATION_DURATION])
+
+    def _track_training(self, pod: Pod, container: str) -> None:
+        """A training worker (workloads/training.py) progresses only while its whole group runs."""
+        if is_training(pod):
+            coordinator(self.ctx).register(self.runtime, pod, container)
 
     def _cuda_oom(self, pod_uid: str, container: str, message: str) -> None:
         self.runtime.fail(pod_uid, container, OOM_EXIT_CODE, message)
@@ -436,11 +451,12 @@ class Kubelet:
         cs.restart_count += 1
         c = pod.spec.containers[idx]
         ann = pod.metadata.annotations
-        duration = parse_duration(ann[ANNOTATION_DURATION]) if ANNOTATION_DURATION in ann else None
+        duration = self._duration(pod)
         ctx.event(pod, NORMAL, CREATED, f"Created container: {c.name}", self.source)
         ctx.event(pod, NORMAL, STARTED, f"Started container {c.name}", self.source)
         self.runtime.start(pod.metadata.uid, c.name, duration, int(ann.get(ANNOTATION_EXIT_CODE, "0")), self._on_exit)
         self._track_gpu_memory(pod, c.name)
+        self._track_training(pod, c.name)
         cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
         cs.ready = cs.started = True
         ctx.api.update(pod)

@@ -158,6 +158,18 @@ class SchedulingQueue:
             moved += self._to_backoff(qpi)
         return moved
 
+    def activate(self, uids) -> None:
+        """Activate (PodsToActivate): the pods move from backoffQ or unschedulablePods to activeQ;
+        gated pods stay where they are."""
+        for uid in uids:
+            qpi = self.backoff.pop(uid, None)
+            if qpi is None:
+                qpi = self.unschedulable.get(uid)
+                if qpi is None or qpi.gated:
+                    continue
+                del self.unschedulable[uid]
+            self._push_active(qpi)
+
     def _flush_unschedulable(self) -> Generator:
         """flushUnschedulablePodsLeftover every 30s: pods stuck longer than 5 minutes retry."""
         while True:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .plugins import (defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
+from .plugins import (coscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 
 Factory = Callable[[Any, Any], Any]
@@ -42,6 +42,7 @@ def in_tree_registry() -> Registry:
     r.register(defaultpreemption.NAME, defaultpreemption.new)
     r.register(defaultbinder.NAME, defaultbinder.new)
     r.register(hami.NAME, hami.new)   # HAMi's scheduler fit: opt-in, not in DEFAULT_PLUGINS
+    r.register(coscheduling.NAME, coscheduling.new)   # scheduler-plugins: opt-in through a profile
     return r
 
 

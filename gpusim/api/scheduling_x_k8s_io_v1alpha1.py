@@ -1,0 +1,64 @@
+"""``scheduling.x-k8s.io/v1alpha1`` PodGroup (mirrors kubernetes-sigs/scheduler-plugins
+apis/scheduling/v1alpha1/types.go) and its CRD validation.
+
+- spec: ``minMember`` (CRD minimum 1), ``minResources`` (ResourceList), ``scheduleTimeoutSeconds``.
+- status: ``phase`` (Pending, Scheduling, Running, Unknown, Finished, Failed; PreScheduling and
+  Scheduled were removed upstream in 2023), ``occupiedBy``, ``running``, ``succeeded``, ``failed``,
+  ``scheduleStartTime``. The controller is gpusim/controllers/podgroup.py.
+- Pods join a group with the label ``scheduling.x-k8s.io/pod-group: <name>`` (same namespace).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from .meta import ObjectMeta
+from .quantity import QuantityError, parse_quantity
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+PHASES = ("Pending", "Scheduling", "Running", "Unknown", "Finished", "Failed")
+
+
+@dataclass
+class PodGroupSpec:
+    min_member: int = 0
+    min_resources: Optional[dict[str, Any]] = None
+    schedule_timeout_seconds: Optional[int] = None
+
+
+@dataclass
+class PodGroupStatus:
+    phase: str = ""
+    occupied_by: str = ""
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    schedule_start_time: Any = None      # simulated seconds
+
+
+@dataclass
+class PodGroup:
+    api_version: str = "scheduling.x-k8s.io/v1alpha1"
+    kind: str = "PodGroup"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: PodGroupSpec = field(default_factory=PodGroupSpec)
+    status: PodGroupStatus = field(default_factory=PodGroupStatus)
+
+
+def validate_pod_group(pg: PodGroup) -> Iterator[tuple[str, str]]:
+    """The CRD's OpenAPI checks (kube-openapi message format)."""
+    s = pg.spec
+    if s.min_member < 1:
+        yield "spec.minMember", (f"Invalid value: {s.min_member}: spec.minMember in body should be greater than "
+                                 "or equal to 1")
+    for name, value in (s.min_resources or {}).items():
+        try:
+            q = parse_quantity(value)
+        except QuantityError as e:
+            yield f"spec.minResources[{name}]", f'Invalid value: "{value}": {e}'
+            continue
+        if q < 0:
+            yield f"spec.minResources[{name}]", f'Invalid value: "{value}": must be greater than or equal to 0'
+    if s.schedule_timeout_seconds is not None and s.schedule_timeout_seconds < 0:
+        yield "spec.scheduleTimeoutSeconds", (f"Invalid value: {s.schedule_timeout_seconds}: "
+                                             "must be greater than or equal to 0")
