@@ -207,3 +207,59 @@ def test_every_lab_has_the_layout():
         assert code[0].source == "import gpusim as gs\ngs.setup()"
         assert any("### BEGIN SOLUTION" in c.source for c in code)
         assert all(c.execution_count is not None for c in code), "solution.ipynb is committed executed"
+
+
+# --- lab 02: check_gang (examples/gang-partial-start.yaml, with and without Coscheduling) -----------------
+
+GANG = (ROOT / "examples" / "gang-partial-start.yaml").read_text()
+COSCHEDULING = """---
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint: {enabled: [{name: Coscheduling}]}
+    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
+"""
+
+
+def gang_fixed(min_member: int = 8, label: bool = True, config: bool = True) -> str:
+    text = GANG + (COSCHEDULING if config else "") + (
+        f"---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {{name: llm-pretrain}}\n"
+        f"spec: {{minMember: {min_member}}}\n")
+    if label:
+        text = text.replace("    metadata:\n      annotations: {gpusim.io/training-workers",
+                            "    metadata:\n      labels: {scheduling.x-k8s.io/pod-group: llm-pretrain}\n"
+                            "      annotations: {gpusim.io/training-workers", 1)
+    return text
+
+
+def test_gang_partial_start_fails_with_the_figures():
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=GANG), "llm-pretrain")
+    assert not c.passed and str(c).startswith("FAIL")
+    assert "✗ 部分启动：t=10.008s～3601s 只有 7/8 个 worker 占着 GPU（3591 s），其余在等" in c.lines
+    assert any(line.startswith("✗ 浪费 6.98 GPU 小时") for line in c.lines)
+    assert any(line.startswith("· 已完成：t=5402s") for line in c.lines)
+
+
+def test_gang_with_coscheduling_passes():
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=gang_fixed()), "llm-pretrain")
+    assert c.passed, str(c)
+    assert any(line.startswith("✓ 浪费 0.00 GPU 小时") for line in c.lines)
+    assert any(line.startswith("· 已完成：t=5406s") and "首个 worker 启动于 t=3606s" in line for line in c.lines)
+
+
+@pytest.mark.parametrize("kwargs", [dict(label=False), dict(config=False), dict(min_member=4)])
+def test_gang_false_fixes_fail(kwargs):
+    # a PodGroup the pods do not join, no Coscheduling profile, or minMember below the workers: 7 still start
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=gang_fixed(**kwargs)), "llm-pretrain")
+    assert not c.passed, str(c)
+
+
+def test_gang_unknown_group_fails():
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=GANG), "nope")
+    assert not c.passed and c.lines == ["✗ 找不到训练组 default/nope（没有带 gpusim.io/training-* 注解的 Pod）"]

@@ -269,3 +269,16 @@ def test_widgets_build(capsys):
     gs.explain_widget(r)
     gs.filter_score_widget(gpu_request=2, used_gpus=1)
     gs.strategy_widget(gs.fragmentation_scenario(sizes=(1, 2), nodes=2), t=15)
+
+
+def test_with_coscheduling_labels_job_pods_and_adds_profile_and_podgroup():
+    import yaml
+    from gpusim.views.gang import POD_GROUP_LABEL, with_coscheduling
+    text = open("examples/gang-partial-start.yaml").read()
+    docs = list(yaml.safe_load_all(with_coscheduling(text, "g", 8, timeout=30, args={"podGroupRejectPercentage": 100})))
+    job = next(d for d in docs if d["kind"] == "Job")
+    assert job["spec"]["template"]["metadata"]["labels"][POD_GROUP_LABEL] == "g"
+    pg = next(d for d in docs if d["kind"] == "PodGroup")
+    assert pg["spec"] == {"minMember": 8, "scheduleTimeoutSeconds": 30}
+    cfg = next(d for d in docs if d["kind"] == "KubeSchedulerConfiguration")
+    assert cfg["profiles"][0]["pluginConfig"][0]["args"] == {"podGroupRejectPercentage": 100}

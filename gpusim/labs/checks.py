@@ -155,3 +155,58 @@ def check_inference_oom(result, expect: str = "fixed") -> CheckResult:
             detail = f"phase {p.status.phase}，OOM {len(times)} 次，重启 {_restarts(p)} 次"
             c.add(ok, f"{n}: {detail}")
     return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 02 (labs/02-gang-deadlock) ------------------------------------------------------------------------
+
+GANG_PARTIAL_TOLERANCE_S = 1.0    # binding N pods one after another takes milliseconds: not a partial start
+GANG_WASTE_TOLERANCE_H = 0.01     # each worker's container starts ~1 s after its GPU is admitted: ≈ 0
+
+
+def _partial_spans(over_time, workers: int, end: float) -> list[tuple[float, float, int]]:
+    """Spans ``(start, stop, level)`` where the group held some but not all of its ``workers`` GPUs."""
+    spans = []
+    for i, (t, level) in enumerate(over_time):
+        stop = over_time[i + 1][0] if i + 1 < len(over_time) else end
+        if 0 < level < workers and stop > t:
+            spans.append((t, stop, level))
+    return spans
+
+
+def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
+    """Check lab 02 from a finished run: the training group ``group`` never started partially.
+
+    PASS when at no moment (longer than :data:`GANG_PARTIAL_TOLERANCE_S`) some but not all of the
+    group's workers held GPUs, and the wasted GPU-hours of :func:`training_report` are ≈ 0 (below
+    :data:`GANG_WASTE_TOLERANCE_H`: the ~1 s container start after admission). Whether the job
+    completed is reported; a group that never appeared fails."""
+    from ..workloads.training import training_report
+    c = _Lines()
+    title = f"实验 02 · gang：{group} 没有部分启动"
+    rep = next((g for g in training_report(result) if g["group"] == group and g["namespace"] == namespace), None)
+    if rep is None:
+        c.add(False, f"找不到训练组 {namespace}/{group}（没有带 gpusim.io/training-* 注解的 Pod）")
+        return CheckResult(False, c.lines, title)
+    n = rep["workers"]
+    c.add(len(rep["pods"]) >= n, f"训练组 {namespace}/{group}：{n} 个 worker，{len(rep['pods'])} 个 Pod")
+    spans = _partial_spans(rep["gpus_held_over_time"], n, result.end)
+    long = [s for s in spans if s[1] - s[0] > GANG_PARTIAL_TOLERANCE_S]
+    if long:
+        t0, t1, level = max(long, key=lambda s: s[1] - s[0])
+        c.add(False, f"部分启动：t={t0:g}s～{t1:g}s 只有 {level}/{n} 个 worker 占着 GPU（{t1 - t0:.0f} s），"
+                     f"其余在等")
+    else:
+        longest = max((s[1] - s[0] for s in spans), default=0.0)
+        c.add(True, f"没有部分启动：持有 0 < GPU < {n} 的时段最长 {longest:.3f} s（≤ {GANG_PARTIAL_TOLERANCE_S:g} s）")
+    wasted = rep["wasted_gpu_hours"]
+    c.add(wasted < GANG_WASTE_TOLERANCE_H,
+          f"浪费 {wasted:.2f} GPU 小时（持有 {rep['gpu_seconds_held'] / 3600:.2f}，"
+          f"有效 {rep['gpu_seconds_useful'] / 3600:.2f}）" + ("" if wasted < GANG_WASTE_TOLERANCE_H
+                                                             else f"，应 < {GANG_WASTE_TOLERANCE_H:g}"))
+    if rep["completed_at"] is not None:
+        c.lines.append(f"· 已完成：t={rep['completed_at']:.0f}s，{rep['steps_done']}/{rep['steps']} 步，"
+                       f"作业完成时间 {rep['job_completion_time']:.0f} s（理想 {rep['ideal_run_time']:.0f} s），"
+                       f"首个 worker 启动于 t={rep['first_start']:.0f}s")
+    else:
+        c.lines.append(f"· 未完成：{rep['steps_done']}/{rep['steps']} 步（模拟结束于 t={result.end:g}s）")
+    return CheckResult(c.ok, c.lines, title)
