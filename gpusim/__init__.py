@@ -34,7 +34,7 @@ from .api.errors import InputError
 from .api.scenario import Scenario, load
 from .controlplane.simulation import Result, Simulation, run
 from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
-from .views.explain import explain_pod
+from .views.explain import attempts_for, explain_pod
 from .views.text import trace_table
 
 # Plotting and widget views import matplotlib and ipywidgets; they load on first use (PEP 562), so the
@@ -68,7 +68,7 @@ def __getattr__(name: str):
     return value
 
 
-__all__ = ["setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
+__all__ = ["attempts_for", "setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
            "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",
            "gpu_gantt", "lifecycle_chart", "state_at", "trace_table", "timeline_slider"]
 __all__ += ["explain_pod", "component_graph", "component_table", "draw_component_graph", "draw_extension_point_map",

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from .validation import unsupported
 from .meta import LabelSelector, ObjectMeta
 from .schema import IntOrString
 
@@ -155,8 +156,7 @@ def validate_pdb(pdb: PodDisruptionBudget) -> Iterator[tuple[str, str]]:
     yield from validate_label_selector(s.selector, "spec.selector")
     p = s.unhealthy_pod_eviction_policy
     if p is not None and p not in UNHEALTHY_POD_EVICTION_POLICIES:
-        yield "spec.unhealthyPodEvictionPolicy", (f'Unsupported value: "{p}": supported values: '
-                                                  + ", ".join(f'"{v}"' for v in UNHEALTHY_POD_EVICTION_POLICIES))
+        yield "spec.unhealthyPodEvictionPolicy", (unsupported(p, tuple(UNHEALTHY_POD_EVICTION_POLICIES)))
 
 
 # --- the disruption controller's arithmetic ----------------------------------------------------------------

@@ -17,13 +17,13 @@ from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
 from .gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
-from .nvidia_v1 import OPERATOR_NAMESPACE, ClusterPolicy
+from .nvidia_v1 import MIG_STRATEGIES, OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
 from .scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_pod_group
 from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
-from .validation import validate_job, validate_name, validate_pod, validate_taint
+from .validation import unsupported, validate_job, validate_name, validate_pod, validate_taint
 
 KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
@@ -299,13 +299,12 @@ def _device_plugin_configs(sc: Scenario) -> None:
     for i, e in enumerate(env):
         if isinstance(e, dict) and e.get("name") == "SHARED_DEVICES_ALLOCATION_POLICY":
             if e.get("value") not in ("distributed", "packed"):
-                raise _err(cp, sc.source(cp), f"spec.devicePlugin.env[{i}].value", f'Unsupported value: '
-                           f'"{e.get("value")}": supported values: "distributed", "packed"')
+                raise _err(cp, sc.source(cp), f"spec.devicePlugin.env[{i}].value",
+                           unsupported(e.get("value"), ("distributed", "packed")))
             sc.shared_devices_allocation_policy = e["value"]
     cm = None
-    if cp is not None and cp.spec.mig.strategy not in ("none", "single", "mixed"):
-        raise _err(cp, sc.source(cp), "spec.mig.strategy", f'Unsupported value: "{cp.spec.mig.strategy}": '
-                   'supported values: "none", "single", "mixed"')
+    if cp is not None and cp.spec.mig.strategy not in MIG_STRATEGIES:
+        raise _err(cp, sc.source(cp), "spec.mig.strategy", unsupported(cp.spec.mig.strategy, MIG_STRATEGIES))
     if ref is not None and ref.name:
         cm = next((c for c in sc.configmaps if c.metadata.name == ref.name
                    and c.metadata.namespace == OPERATOR_NAMESPACE), None)
@@ -376,8 +375,7 @@ def _validate_simulation(sc: Scenario) -> None:
         _duration(sim, sc, f"spec.timing.{json_name(f)}", getattr(sim.spec.timing, f.name))
     if sim.spec.kubernetes_version not in KUBERNETES_VERSIONS:
         raise _err(sim, sc.source(sim), "spec.kubernetesVersion",
-                   f'Unsupported value: "{sim.spec.kubernetes_version}": supported values: '
-                   + ", ".join(f'"{v}"' for v in KUBERNETES_VERSIONS))
+                   unsupported(sim.spec.kubernetes_version, tuple(KUBERNETES_VERSIONS)))
 
 
 def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = True) -> None:
@@ -403,8 +401,7 @@ def _expand_pools(sc: Scenario) -> None:
         model = None
         if s.gpu is not None:
             if s.gpu.model not in CATALOG:
-                raise _err(pool, src, "spec.gpu.model", f'Unsupported value: "{s.gpu.model}": supported values: '
-                           + ", ".join(f'"{m}"' for m in CATALOG))
+                raise _err(pool, src, "spec.gpu.model", unsupported(s.gpu.model, tuple(CATALOG)))
             if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
                 raise _err(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
             model = CATALOG[s.gpu.model]
@@ -435,8 +432,7 @@ def _vgpu_model(pool: NodePool, sc: Scenario, physical: GPUModel) -> GPUModel:
         raise _err(pool, src, "spec.gpu.vgpu.type", f'Invalid value: "{v.type}": a {t.board} vGPU type runs on '
                    f"{t.physical.name}, not {physical.name}")
     if v.scheduler not in vgpu.SCHEDULERS:
-        raise _err(pool, src, "spec.gpu.vgpu.scheduler", f'Unsupported value: "{v.scheduler}": supported values: '
-                   + ", ".join(f'"{x}"' for x in vgpu.SCHEDULERS))
+        raise _err(pool, src, "spec.gpu.vgpu.scheduler", unsupported(v.scheduler, tuple(vgpu.SCHEDULERS)))
     if pool.spec.gpu.count > 1 and t.max_per_gpu > 1:
         # several vGPUs in one VM are supported for types that take a whole GPU (UNVERIFIED for every release)
         raise _err(pool, src, "spec.gpu.count", f"Invalid value: {pool.spec.gpu.count}: a VM gets one fractional "
@@ -480,8 +476,8 @@ def _validate_objects(sc: Scenario) -> None:
             raise _err(pc, sc.source(pc), "value", f"Invalid value: {pc.value}: maximum allowed value of a user "
                        f"defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
         if pc.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
-            raise _err(pc, sc.source(pc), "preemptionPolicy", f'Unsupported value: "{pc.preemption_policy}": '
-                       'supported values: "Never", "PreemptLowerPriority"')
+            raise _err(pc, sc.source(pc), "preemptionPolicy",
+                       unsupported(pc.preemption_policy, ("Never", "PreemptLowerPriority")))
         classes[pc.metadata.name] = pc.value
         if pc.global_default:
             defaults.append(pc)
@@ -505,8 +501,7 @@ def _validate_objects(sc: Scenario) -> None:
     for action in sc.actions:
         s, src = action.spec, sc.source(action)
         if s.type not in ACTION_TYPES:
-            raise _err(action, src, "spec.type", f'Unsupported value: "{s.type}": supported values: '
-                       + ", ".join(f'"{t}"' for t in ACTION_TYPES))
+            raise _err(action, src, "spec.type", unsupported(s.type, tuple(ACTION_TYPES)))
         _duration(action, sc, "spec.at", s.at)
         if s.node not in nodes:
             raise _err(action, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
@@ -517,8 +512,7 @@ def _validate_objects(sc: Scenario) -> None:
     for fault in sc.faults:
         s, src = fault.spec, sc.source(fault)
         if s.type not in FAULT_TYPES:
-            raise _err(fault, src, "spec.type", f'Unsupported value: "{s.type}": supported values: '
-                       + ", ".join(f'"{t}"' for t in FAULT_TYPES))
+            raise _err(fault, src, "spec.type", unsupported(s.type, tuple(FAULT_TYPES)))
         _duration(fault, sc, "spec.at", s.at)
         _duration(fault, sc, "spec.downtime", s.downtime)
         if s.node not in nodes:

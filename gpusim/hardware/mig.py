@@ -507,8 +507,9 @@ def resource_names(strategy: str, model: Union[str, GPUModel], layout: Node) -> 
     return dict(sorted(out.items()))
 
 
-def _full_gpu_labels(m: GPUModel, count: int) -> dict[str, str]:
-    """GFD's labels for whole GPUs, no sharing (the same set as gpusim.node.labels.gfd_labels)."""
+def full_gpu_labels(m: GPUModel, count: int) -> dict[str, str]:
+    """GFD's labels for whole GPUs with no sharing and MIG strategy none (NVIDIA/k8s-device-plugin
+    internal/lm/resource.go); gpusim.node.labels.gfd_labels is this function."""
     return {
         "nvidia.com/gpu.present": "true",
         "nvidia.com/gpu.product": m.product,
@@ -567,7 +568,7 @@ def gfd_labels(strategy: str, model: Union[str, GPUModel], layout: Node) -> dict
     _strategy(strategy)
     if not gpus:
         return {}
-    labels = _full_gpu_labels(m, len(gpus))
+    labels = full_gpu_labels(m, len(gpus))
     if strategy == "none":
         return labels
     labels["nvidia.com/mig.strategy"] = strategy

@@ -239,6 +239,12 @@ class NvidiaDevicePlugin:
         self.servers = self._servers()
         self.resource = next(iter(self.servers)) if self.servers else RESOURCE_NAME
 
+    def memory_claims(self, held: dict) -> tuple[list[str], Optional[dict[str, int]]]:
+        """The memory domains a container was given (from the kubelet's allocations: resource → (IDs,
+        AllocResp)), and per-domain caps when the plugin sets any (None: the domain's own limit)."""
+        ids = [i for res in self.servers for i in held.get(res, ([], None))[0]]
+        return list(dict.fromkeys(parent_id(i) for i in ids)), None
+
     def device_memory_mib(self) -> dict[str, tuple[int, int]]:
         """Memory domains: device id → (parent GPU index, MiB). A MIG device is its own domain."""
         mig = {m.id: (m.index, m.memory_mib) for m in self.mig_devices}

@@ -224,7 +224,14 @@ class HamiDevicePlugin(NvidiaDevicePlugin):
     ``hami.io/node-nvidia-register`` (id, index, count = deviceSplitCount, devmem = MiB × scaling,
     devcore 100, type, numa, health) and serves ``nvidia.com/gpu`` × deviceSplitCount."""
 
-    hami_enabled = True
+
+    def memory_claims(self, held: dict) -> tuple[list[str], Optional[dict[str, int]]]:
+        """HAMi decides the GPUs and per-container caps itself: read them from its Allocate response
+        (NVIDIA_VISIBLE_DEVICES / CUDA_DEVICE_MEMORY_LIMIT_<i>), not from the kubelet's device IDs."""
+        limits: dict[str, int] = {}
+        for res in self.servers:
+            limits.update(container_limits((held.get(res, ([], None))[1] or {}).get("envs", {})))
+        return list(limits), (limits or None)
 
     def __init__(self, ctx: "Context", node: str, model, uuids: list[str], hami: HamiConfig):
         self.ctx, self.hami = ctx, hami

@@ -24,7 +24,7 @@ from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
-from .deviceplugin import NvidiaDevicePlugin, parent_id
+from .deviceplugin import NvidiaDevicePlugin
 from .devicemanager import AllocateError, DeviceManager
 from .grpc import Channel, RpcError
 from .runtime import ContainerRecord, Runtime
@@ -369,17 +369,9 @@ class Kubelet:
         if self.gpu_memory is None or self.dm is None or self.plugin is None:
             return
         held = self.dm.pod_devices.get(pod.metadata.uid, {}).get(container, {})
-        if getattr(self.plugin, "hami_enabled", False):   # HAMi: the GPUs and caps of its Allocate response
-            from .hami import container_limits
-            limits = {}
-            for res in self.plugin.servers:
-                limits.update(container_limits((held.get(res, ([], None))[1] or {}).get("envs", {})))
-            if limits:
-                self.gpu_memory.container_started(pod, container, list(limits), limits)
-            return
-        ids = [i for res in self.plugin.servers for i in held.get(res, ([], None))[0]]
-        if ids:
-            self.gpu_memory.container_started(pod, container, [parent_id(i) for i in ids])
+        domains, limits = self.plugin.memory_claims(held)
+        if domains:
+            self.gpu_memory.container_started(pod, container, domains, limits)
 
     @staticmethod
     def _duration(pod: Pod) -> Optional[float]:

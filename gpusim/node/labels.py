@@ -11,24 +11,10 @@ from ..api.core_v1 import Node, NodeSpec, NodeStatus, Taint
 from ..api.gpusim_v1alpha1 import NodePool
 from ..api.meta import ObjectMeta
 from ..hardware import GPUModel
+from ..hardware.mig import full_gpu_labels
 
 
-def gfd_labels(model: GPUModel, count: int) -> dict[str, str]:
-    """Labels GFD writes for whole GPUs with no sharing and MIG strategy none."""
-    return {
-        "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.product": model.product,
-        "nvidia.com/gpu.count": str(count),
-        "nvidia.com/gpu.memory": str(model.memory_mib),
-        "nvidia.com/gpu.family": model.family,
-        "nvidia.com/gpu.compute.major": str(model.compute[0]),
-        "nvidia.com/gpu.compute.minor": str(model.compute[1]),
-        "nvidia.com/gpu.replicas": "1",
-        "nvidia.com/gpu.sharing-strategy": "none",
-        "nvidia.com/gpu.mode": "compute",
-        "nvidia.com/mig.capable": str(model.mig_capable).lower(),
-        "nvidia.com/mps.capable": "false",
-    }
+gfd_labels = full_gpu_labels   # labels GFD writes for whole GPUs (defined with the MIG labels)
 
 
 def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:

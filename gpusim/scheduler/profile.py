@@ -18,6 +18,7 @@ from ..api.errors import FieldError
 from ..api.kubescheduler_config_v1 import (ARGS_TYPES, KubeSchedulerConfiguration, KubeSchedulerProfile, PluginRef,
                                            Plugins, PluginSet)
 from ..api.schema import decode
+from ..api.validation import unsupported
 from .registry import DEFAULT_PLUGINS, Registry
 from .runtime import POINT_METHODS
 
@@ -145,8 +146,7 @@ def validate_args(name: str, a: Any, path: str) -> None:
     if name == "NodeResourcesFit" and a.scoring_strategy is not None:
         s, sp = a.scoring_strategy, f"{path}.scoringStrategy"
         if s.type not in SCORING_TYPES:
-            raise FieldError(f"{sp}.type", f'Unsupported value: "{s.type}": supported values: '
-                             + ", ".join(f'"{t}"' for t in SCORING_TYPES))
+            raise FieldError(f"{sp}.type", unsupported(s.type, tuple(SCORING_TYPES)))
         for i, r in enumerate(s.resources or []):
             if r.weight is not None and not 1 <= r.weight <= 100:
                 raise FieldError(f"{sp}.resources[{i}].weight", f"Invalid value: {r.weight}: "
