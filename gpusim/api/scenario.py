@@ -38,6 +38,21 @@ KINDS: dict[tuple[str, str], type] = {
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
 NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget", "PodGroup"}
+# Kinds with a list of their own on Scenario; every other kind lands in Scenario.objects[resource].
+LISTS = {"Pod": "pods", "Node": "nodes", "Namespace": "namespaces", "ConfigMap": "configmaps", "Job": "jobs",
+         "PriorityClass": "priority_classes", "NodePool": "node_pools", "Fault": "faults", "Action": "actions",
+         "PodDisruptionBudget": "pdbs", "PodGroup": "pod_groups"}
+
+
+def resource_of(obj: Any) -> str:
+    """Kind, or ``Kind.group`` where two API groups share a kind name (see controlplane.apiserver.resource_of)."""
+    return getattr(type(obj), "RESOURCE", None) or obj.kind
+
+
+def is_namespaced(obj: Any) -> bool:
+    """A class may say so itself (``NAMESPACED = True``); the core kinds are listed in NAMESPACED."""
+    flag = getattr(type(obj), "NAMESPACED", None)
+    return flag if flag is not None else getattr(obj, "kind", "") in NAMESPACED
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MAX_POOL_NODES = 100_000
 # Versions whose scheduler behaviour differs where gpusim models it (taint message ≤1.33,
@@ -63,6 +78,7 @@ class Scenario:
     node_pools: list[NodePool] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
+    objects: dict[str, list] = field(default_factory=dict)           # resource → objects of the other kinds
     scheduler_config: Optional[KubeSchedulerConfiguration] = None
     cluster_policy: Optional[ClusterPolicy] = None
     plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
@@ -81,7 +97,7 @@ class Scenario:
 
 def _err(obj: Any, source: Optional[Source], path: str, message: str) -> InputError:
     meta = getattr(obj, "metadata", None)
-    ns = meta.namespace if meta is not None and getattr(obj, "kind", "") in NAMESPACED else ""
+    ns = meta.namespace if meta is not None and is_namespaced(obj) else ""
     return InputError(message, source, getattr(obj, "kind", ""), ns, meta.name if meta is not None else "", path)
 
 
@@ -156,8 +172,9 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     for doc, source in docs:
         obj = decode_document(doc, source)
         sc.sources[id(obj)] = source
-        kind = obj.kind
-        if kind in NAMESPACED and not obj.metadata.namespace:
+        kind, resource = obj.kind, resource_of(obj)
+        namespaced = is_namespaced(obj)
+        if namespaced and not obj.metadata.namespace:
             obj.metadata.namespace = "default"
         if kind in SINGLETONS:
             singletons[kind].append(obj)
@@ -166,13 +183,14 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
             raise _err(obj, source, "metadata.name", "Required value: gpusim needs explicit pod names "
                        "(generateName is only filled in by the apiserver)")
         _raise_all(obj, source, validate_name(obj.metadata.name, label=kind == "Namespace"))
-        key = (kind, obj.metadata.namespace if kind in NAMESPACED else "", obj.metadata.name)
+        key = (resource, obj.metadata.namespace if namespaced else "", obj.metadata.name)
         if key in seen:
             raise _err(obj, source, "metadata.name", f'Duplicate value: "{obj.metadata.name}" (first defined in {seen[key]})')
         seen[key] = source
-        {"Pod": sc.pods, "Node": sc.nodes, "Namespace": sc.namespaces, "ConfigMap": sc.configmaps,
-         "Job": sc.jobs, "PriorityClass": sc.priority_classes, "NodePool": sc.node_pools,
-         "Fault": sc.faults, "Action": sc.actions, "PodDisruptionBudget": sc.pdbs, "PodGroup": sc.pod_groups}[kind].append(obj)
+        if resource in LISTS:
+            getattr(sc, LISTS[resource]).append(obj)
+        else:
+            sc.objects.setdefault(resource, []).append(obj)
     for kind, objs in singletons.items():
         if len(objs) > 1:
             raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",

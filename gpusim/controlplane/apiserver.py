@@ -34,6 +34,12 @@ def key_of(obj: Any) -> tuple[str, str]:
     return obj.metadata.namespace or "", obj.metadata.name
 
 
+def resource_of(obj: Any) -> str:
+    """The store an object lives in: its kind, or ``Kind.group`` for a kind whose name another API group
+    also uses (a class sets ``RESOURCE``, e.g. ``"Job.batch.volcano.sh"``), as kubectl's ``jobs.batch.volcano.sh``."""
+    return getattr(type(obj), "RESOURCE", None) or obj.kind
+
+
 class APIServer:
     """Store with create/update/delete, resourceVersion and watch streams."""
 
@@ -62,33 +68,36 @@ class APIServer:
                 store.put(ev)
 
     def create(self, obj: Any) -> Any:
-        objs = self._objects.setdefault(obj.kind, {})
+        kind = resource_of(obj)
+        objs = self._objects.setdefault(kind, {})
         k = key_of(obj)
         if k in objs:
             raise AlreadyExists(f'{obj.kind.lower()}s "{obj.metadata.name}" already exists')
-        if obj.kind in self.admission:
-            self.admission[obj.kind](obj)
+        if kind in self.admission:
+            self.admission[kind](obj)
         obj.metadata.uid = obj.metadata.uid or self.new_uid()
         if obj.metadata.creation_timestamp is None:
             obj.metadata.creation_timestamp = self.env.now
         self._bump(obj)
         objs[k] = obj
-        self._notify(obj.kind, WatchEvent(ADDED, obj))
+        self._notify(kind, WatchEvent(ADDED, obj))
         return obj
 
     def update(self, obj: Any) -> Any:
-        if key_of(obj) not in self._objects.get(obj.kind, {}):
+        kind = resource_of(obj)
+        if key_of(obj) not in self._objects.get(kind, {}):
             raise NotFound(f'{obj.kind.lower()}s "{obj.metadata.name}" not found')
         self._bump(obj)
-        self._notify(obj.kind, WatchEvent(MODIFIED, obj))
+        self._notify(kind, WatchEvent(MODIFIED, obj))
         return obj
 
     def delete(self, obj: Any) -> None:
-        objs = self._objects.get(obj.kind, {})
+        kind = resource_of(obj)
+        objs = self._objects.get(kind, {})
         if objs.pop(key_of(obj), None) is None:
             raise NotFound(f'{obj.kind.lower()}s "{obj.metadata.name}" not found')
         self._bump(obj)
-        self._notify(obj.kind, WatchEvent(DELETED, obj))
+        self._notify(kind, WatchEvent(DELETED, obj))
 
     def get(self, kind: str, namespace: str, name: str) -> Optional[Any]:
         return self._objects.get(kind, {}).get((namespace or "", name))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gc
+import importlib
 import random
 import uuid
 from dataclasses import dataclass, fields
@@ -39,6 +40,9 @@ from .events import EventRecorder
 from .trace import Trace
 
 DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
+# Components installed only when a scenario asks for them (a module with ``install(sim) -> component | None``,
+# called once the core components exist and before workloads are submitted), in this order.
+ADDONS: tuple[str, ...] = ()
 
 
 def gpu_uuids(rng: random.Random, n: int) -> list[str]:
@@ -84,6 +88,7 @@ class Result:
     kubelets: dict[str, Kubelet]
     end: float
     seed: int = 0
+    addons: dict = dataclasses.field(default_factory=dict)   # ADDONS module name → installed component
 
     @property
     def api(self) -> APIServer:
@@ -155,6 +160,11 @@ class Simulation:
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
         self.pod_groups = PodGroupController(ctx) if sc.pod_groups else None
+        self.addons: dict[str, Any] = {}
+        for name in ADDONS:
+            component = importlib.import_module(name).install(self)
+            if component is not None:
+                self.addons[name] = component
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.
         for kl in self.kubelets.values():
             kl.channel.latency = 0.0
@@ -238,7 +248,7 @@ class Simulation:
             # schedule in Environment._queue.
             while env._queue and len(env._queue) > ctx.daemon_pending[0]:
                 env.step()
-        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed)
+        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed, self.addons)
 
 
 def run(*paths: str, seed: Optional[int] = None, until: Optional[str | float] = None,
