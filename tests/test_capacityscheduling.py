@@ -235,3 +235,19 @@ def test_capacity_scheduling_takes_no_args():
     with pytest.raises(InputError) as e:
         load(texts=[("<text>", "---\n".join([cfg, pool()]))])
     assert 'unknown field "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage"' in str(e.value)
+
+
+def test_example_capacity_reclaim():
+    """examples/capacity-reclaim.yaml: team-b takes its guarantee back from the borrower at 10m."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "capacity-reclaim.yaml"
+    sim = Simulation(load([str(path)]))
+    r = sim.run()
+    assert running(sim) == [] and {f"{p.metadata.namespace}/{p.metadata.name}" for p in r.pods()} == {
+        "team-a/a-train-0", "team-b/b-train"}                    # a-train-1 was preempted (deleted)
+    assert [(ns, n) for ns, n, _ in events(sim, "Preempted")] == [("team-a", "a-train-1")]
+    (fail,) = [m for ns, n, m in events(sim, "FailedScheduling")]
+    assert fail == ("0/1 nodes are available: Pod team-b/b-train is rejected in PreFilter because total "
+                    "ElasticQuota used is more than min.")
+    b = r.pod("b-train", "team-b")
+    assert b.status.phase == "Succeeded" and b.status.condition("PodScheduled").last_transition_time == 601.0

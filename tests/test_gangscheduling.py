@@ -145,3 +145,20 @@ def test_gates_and_validation(docs, path, message):
     with pytest.raises(InputError) as e:
         load(texts=[("<text>", "---\n".join([POOL, *docs]))])
     assert e.value.path == path and message in str(e.value)
+
+
+def test_example_native_gang():
+    """examples/native-gang.yaml: three workers time out in Permit every 300 s while the notebook holds a
+    GPU; all four bind at the same instant once it ends, and none ran before."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "native-gang.yaml"
+    sim = Simulation(load([str(path)]))
+    r = sim.run()
+    workers = [p for p in r.pods() if p.metadata.name.startswith("train-")]
+    notebook_end = r.pod("notebook").status.container_statuses[0].state.terminated.finished_at
+    times = {n: t for n, t in scheduled(sim).items() if n.startswith("train-")}
+    assert len(times) == 4 and len(set(times.values())) == 1
+    assert next(iter(times.values())) >= notebook_end
+    assert all(p.status.phase == "Succeeded" for p in workers)
+    timeouts = [t for t, n, m in failed(sim) if "rejected due to timeout after waiting 5m0s at plugin GangScheduling" in m]
+    assert sorted(set(timeouts)) == [310.0, 610.0, 910.0] and len(timeouts) == 9
