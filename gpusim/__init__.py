@@ -50,7 +50,7 @@ _LAZY = {
                              "plot_fragmentation", "score_bars", "scoring_config", "strategy_widget",
                              "with_scoring_strategy"],
     "gpusim.views.gang": ["with_coscheduling", "training_summary", "failed_scheduling", "gang_pods", "permit_timeline",
-                          "plot_permit_timeline"],
+                          "plot_permit_timeline", "with_native_gang_alpha"],
     "gpusim.views.tenancy": ["share_steps", "plot_tenant_share", "job_gantt_data", "plot_job_gantt"],
     "gpusim.metrics": ["gpu_share_over_time", "gpu_hours_by_tenant", "cluster_gpu_utilization", "mean_utilization",
                        "queueing_delays", "job_queueing_delays", "job_completion_times", "wasted_gpu_hours",

@@ -162,3 +162,20 @@ def test_example_native_gang():
     assert all(p.status.phase == "Succeeded" for p in workers)
     timeouts = [t for t, n, m in failed(sim) if "rejected due to timeout after waiting 5m0s at plugin GangScheduling" in m]
     assert sorted(set(timeouts)) == [310.0, 610.0, 910.0] and len(timeouts) == 9
+
+
+def test_with_native_gang_alpha_turns_the_partial_start_into_an_all_or_nothing_start():
+    """The course's partial-start scenario, made an alpha native gang: the 8 workers start together."""
+    from pathlib import Path
+
+    import gpusim as gs
+    from gpusim.views.gang import with_native_gang_alpha
+    from gpusim.workloads.training import training_report
+    text = (Path(__file__).resolve().parents[1] / "examples" / "gang-partial-start.yaml").read_text()
+    r = gs.run(text=with_native_gang_alpha(text, "llm", 8))
+    assert r.scenario.simulation.spec.feature_gates == {"GenericWorkload": True, "GangScheduling": True}
+    starts = {p.status.condition("PodScheduled").last_transition_time for p in r.pods()
+              if p.metadata.name.startswith("llm-pretrain-")}
+    assert len(starts) == 1 and starts.pop() > 3600               # after the notebook's hour, all at once
+    (report,) = training_report(r)
+    assert report["wasted_gpu_hours"] < 0.01 and report["completed_at"] is not None

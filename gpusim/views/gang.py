@@ -41,6 +41,28 @@ def with_coscheduling(text: str, group: str, min_member: int, timeout: Optional[
     return yaml.safe_dump_all(docs + [profile, pod_group], sort_keys=False)
 
 
+def with_native_gang_alpha(text: str, workload: str, min_count: int, kubernetes_version: str = "1.35") -> str:
+    """**Alpha** (Kubernetes 1.35 native gang scheduling): the scenario with the feature gates
+    GenericWorkload and GangScheduling on (in its Simulation, created if absent), a
+    ``scheduling.k8s.io/v1alpha1`` Workload ``workload`` whose pod group ``workers`` has
+    ``gang.minCount``, and every Job's pod template pointing at it (``spec.workloadRef``)."""
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    sim = next((d for d in docs if d.get("kind") == "Simulation"), None)
+    if sim is None:
+        sim = {"apiVersion": "gpusim.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "native-gang"}}
+        docs.insert(0, sim)
+    spec = sim.setdefault("spec", {}) or {}
+    sim["spec"] = spec
+    spec["kubernetesVersion"] = kubernetes_version
+    spec.setdefault("featureGates", {}).update({"GenericWorkload": True, "GangScheduling": True})
+    for d in docs:
+        if d.get("kind") == "Job":
+            d["spec"]["template"]["spec"]["workloadRef"] = {"name": workload, "podGroup": "workers"}
+    wl = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": workload},
+          "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": min_count}}}]}}
+    return yaml.safe_dump_all(docs + [wl], sort_keys=False)
+
+
 def training_summary(result) -> str:
     """One line per training group: first start, completion, GPU-hours held / useful / wasted."""
     from ..workloads.training import training_report
