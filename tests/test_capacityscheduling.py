@@ -251,3 +251,41 @@ def test_example_capacity_reclaim():
                     "ElasticQuota used is more than min.")
     b = r.pod("b-train", "team-b")
     assert b.status.phase == "Succeeded" and b.status.condition("PodScheduled").last_transition_time == 601.0
+
+
+@pytest.mark.parametrize("nominated_ns, nominated_priority, want", [
+    ("a", 10, "Pod a/p is rejected in PreFilter because ElasticQuota a is more than Max"),   # ≥ priority, same quota
+    ("a", 0, "Pod a/p is rejected in PreFilter because ElasticQuota a is more than Max"),    # equal priority counts
+    ("a", -1, ""),                                                                            # lower priority: ignored
+    ("b", 10, "Pod a/p is rejected in PreFilter because total ElasticQuota used is more than min"),  # b within min
+])
+def test_pre_filter_counts_nominated_pods(nominated_ns, nominated_priority, want):
+    """A pod nominated by an earlier preemption (5 GPUs) reserves quota: p (2 GPUs) of quota a (max 4)
+    sees it when it is of a with priority ≥ p's, or of another quota still within its min (Σmin = 6)."""
+    import dataclasses
+
+    from gpusim.api.core_v1 import Container, Pod, PodSpec, ResourceRequirements
+    from gpusim.api.meta import ObjectMeta
+    from gpusim.scheduler.framework import CycleState, PodInfo
+    sim = Simulation(load(texts=[("<text>", "---\n".join([CONFIG, pool(), namespace("a"), namespace("b"),
+                                                              quota("a", gq(4), gq(4)), quota("b", gq(2))]))]))
+    sim.ctx.env.run(until=1)
+
+    def mk(name, ns, gpus, prio):
+        c = Container(name="main", image="cuda", resources=ResourceRequirements(limits={"nvidia.com/gpu": gpus}))
+        return PodInfo(Pod(metadata=ObjectMeta(name=name, namespace=ns, uid=name),
+                           spec=dataclasses.replace(PodSpec(containers=[c]), priority=prio)))
+    nominated = mk("n", nominated_ns, 5, nominated_priority)
+    sim.scheduler.nominated_pods["a100-0"] = {"n": nominated}
+    plugin = next(p for p in sim.scheduler.framework.plugins if p.name == "CapacityScheduling")
+    _, st = plugin.pre_filter(CycleState(), mk("p", "a", 2, 0), sim.scheduler.node_infos())
+    assert st.message() == want
+
+
+def test_preemption_policy_never_keeps_the_borrowed_gpus():
+    never = pod("b1", "b", 4, at="10m").replace("restartPolicy: Never", "restartPolicy: Never\n  preemptionPolicy: Never")
+    sim = run(pool(), *TEAMS, pod("a1", "a", 4), pod("a2", "a", 4, at="1m"), never, until=700)
+    assert running(sim) == ["a/a1", "a/a2"] and events(sim, "Preempted") == []
+    assert {m for _, n, m in events(sim, "FailedScheduling") if n == "b1"} == {
+        "0/1 nodes are available: Pod b/b1 is rejected in PreFilter because total ElasticQuota used is more than "
+        "min. not eligible due to preemptionPolicy=Never."}
