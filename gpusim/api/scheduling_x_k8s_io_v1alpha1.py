@@ -94,9 +94,9 @@ class ElasticQuota:
 
 
 def validate_elastic_quota(eq: ElasticQuota) -> Iterator[tuple[str, str]]:
-    """The CRD's schema: min/max/used are ResourceLists (quantities, int-or-string). Non-negative
-    amounts are gpusim's check (UNVERIFIED: the CRD has no minimum; a negative min would make every
-    pod of the namespace 'over min')."""
+    """The CRD's schema (config/crd/bases/scheduling.x-k8s.io_elasticquotas.yaml): min/max/used are
+    maps of int-or-string quantities. The CRD's pattern accepts a sign; rejecting negative amounts is
+    gpusim's own rule (a negative bound makes every request of the namespace exceed it)."""
     for part, values in (("spec.min", eq.spec.min), ("spec.max", eq.spec.max), ("status.used", eq.status.used)):
         for name, value in (values or {}).items():
             try:

@@ -1,9 +1,10 @@
 """scheduler-plugins' CapacityScheduling with ElasticQuota (mirrors kubernetes-sigs/scheduler-plugins
 pkg/capacityscheduling/capacity_scheduling.go and elasticquota.go). Opt-in: registered in the in-tree
-registry, not in DEFAULT_PLUGINS; a KubeSchedulerConfiguration enables it as upstream's sample
-(manifests/capacityscheduling/scheduler-config.yaml): ``multiPoint.enabled: [CapacityScheduling]`` and
-``postFilter.enabled: [CapacityScheduling], disabled: ["*"]`` (its preemption replaces DefaultPreemption).
-The plugin takes no args.
+registry, not in DEFAULT_PLUGINS; a KubeSchedulerConfiguration enables it as upstream's README does:
+``multiPoint.enabled: [CapacityScheduling]`` and ``postFilter.enabled: [CapacityScheduling], disabled:
+["*"]`` (its preemption replaces DefaultPreemption). The older sample
+manifests/capacityscheduling/scheduler-config.yaml enables preFilter, postFilter and reserve one by one,
+which resolves to the same profile. The plugin takes no args.
 
 Picture a shared GPU pool lent between teams: ``min`` is what a namespace is guaranteed, ``max`` how
 far it may borrow, and everybody together may never hold more than the sum of all ``min``.
