@@ -78,7 +78,10 @@ class GangScheduling:
     def scheduling_timeout(self, key: GangKey) -> float:
         """SchedulingTimeout: what is left of the gang's deadline, starting a new one once it passed."""
         now = self.handle.ctx.now
-        if self.deadline.get(key, -1.0) <= now:
+        # upstream renews when schedulingDeadline.Before(now); here the retry of a gang rejected at its
+        # deadline happens at that same simulated instant (real time would have moved on), so a deadline
+        # equal to now counts as passed too.
+        if key not in self.deadline or self.deadline[key] <= now:
             self.deadline[key] = now + DEFAULT_SCHEDULING_TIMEOUT_SECONDS
         return self.deadline[key] - now
 
