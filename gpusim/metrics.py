@@ -13,8 +13,8 @@ gather the records of a Result first.
 
 A *tenant* is a caller-supplied function of a PodRecord; the default is the namespace. Helpers read
 what the other components put on pods: ``tenant_by_kueue_queue`` (label ``kueue.x-k8s.io/queue-name``
-on the pod or its Job), ``tenant_by_volcano_queue`` (annotation ``scheduling.k8s.io/group-name`` → the
-Volcano PodGroup's ``spec.queue``), ``tenant_by_label``.
+on the pod or its Job), ``tenant_by_volcano_queue`` (annotation ``scheduling.volcano.sh/queue-name``, or
+``scheduling.k8s.io/group-name`` → the Volcano PodGroup's ``spec.queue``), ``tenant_by_label``.
 
 "Utilization" here is allocation (what the scheduler handed out), not SM activity (see DCGM in
 gpusim.node). Pods deleted during the run (preempted, evicted) are known only through their device
@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 NVIDIA_GPU = "nvidia.com/gpu"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"            # kueue: constants.QueueLabel
-VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # volcano: batch/v1alpha1 KubeGroupNameAnnotationKey
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # volcano apis: v1beta1.KubeGroupNameAnnotationKey
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"   # volcano apis: v1beta1.QueueNameAnnotationKey
 VOLCANO_PODGROUP_RESOURCES = ("PodGroup.scheduling.volcano.sh", "PodGroup")   # stores that may hold them
 
 
@@ -111,7 +112,8 @@ tenant_by_kueue_queue: Tenant = tenant_by_label(KUEUE_QUEUE_LABEL)
 
 
 def tenant_by_volcano_queue(result: Any, fallback: Tenant = tenant_by_namespace) -> Tenant:
-    """The Volcano queue of the pod's PodGroup (annotation ``scheduling.k8s.io/group-name``)."""
+    """The pod's Volcano queue: annotation ``scheduling.volcano.sh/queue-name``, else the ``spec.queue``
+    of its PodGroup (annotation ``scheduling.k8s.io/group-name``), else ``fallback``."""
     queues: dict[tuple[str, str], str] = {}
     for resource in VOLCANO_PODGROUP_RESOURCES:
         for pg in result.api.list(resource):
@@ -120,6 +122,8 @@ def tenant_by_volcano_queue(result: Any, fallback: Tenant = tenant_by_namespace)
                 queues[(pg.metadata.namespace, pg.metadata.name)] = q
 
     def tenant(rec: PodRecord) -> str:
+        if rec.annotations.get(VOLCANO_QUEUE_ANNOTATION):
+            return rec.annotations[VOLCANO_QUEUE_ANNOTATION]
         group = rec.annotations.get(VOLCANO_GROUP_ANNOTATION)
         if not group:
             return fallback(rec)

@@ -147,3 +147,15 @@ def test_deleted_pods_still_count_through_their_holdings():
     allocs = [m.Allocation("a", "gone", "n0", "g0", 0.0, 10.0)]
     s = m.share_over_time(allocs, records, total=1, end=10.0)
     assert s.integral("a") == 10.0
+
+
+def test_tenant_by_volcano_queue_reads_the_pod_group_queue():
+    from types import SimpleNamespace as NS
+
+    pg = NS(metadata=NS(namespace="ml", name="pg1"), spec=NS(queue="research"))
+    api = NS(list=lambda resource: [pg] if resource == "PodGroup.scheduling.volcano.sh" else [])
+    tenant = m.tenant_by_volcano_queue(NS(api=api))
+    assert tenant(rec("ml", "p", annotations={m.VOLCANO_GROUP_ANNOTATION: "pg1"})) == "research"
+    assert tenant(rec("ml", "p", annotations={m.VOLCANO_QUEUE_ANNOTATION: "prod"})) == "prod"
+    assert tenant(rec("ml", "p", annotations={m.VOLCANO_GROUP_ANNOTATION: "other"})) == "ml"
+    assert tenant(rec("ml", "p")) == "ml"
