@@ -150,6 +150,16 @@ class PodSchedulingGate:
 
 
 @dataclass
+class WorkloadReference:
+    """``spec.workloadRef`` (alpha, 1.35, feature gate GenericWorkload; immutable): the pod's Workload
+    (same namespace), the pod group in it, and a replica key splitting that group into several gangs."""
+
+    name: str = field(default="", metadata={"required": True})
+    pod_group: str = field(default="", metadata={"required": True})
+    pod_group_replica_key: str = ""
+
+
+@dataclass
 class PodSpec:
     containers: list[Container] = field(default_factory=list, metadata={"required": True})
     init_containers: list[Container] = field(default_factory=list)
@@ -191,6 +201,7 @@ class PodSpec:
     scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
     resource_claims: Any = None
     resources: Any = None
+    workload_ref: Optional[WorkloadReference] = None     # alpha (1.35): native gang scheduling
 
 
 @dataclass

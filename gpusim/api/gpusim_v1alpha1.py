@@ -1,8 +1,8 @@
-"""gpusim's own kinds (``gpusim.io/v1alpha1``): Simulation, NodePool, Fault."""
+"""gpusim's own kinds (``gpusim.io/v1alpha1``): Simulation (with the alpha ``featureGates`` it models), NodePool, Fault."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 from .core_v1 import Taint
 from .meta import ObjectMeta
@@ -30,6 +30,39 @@ class SimulationSpec:
     until: Optional[str] = None
     kubernetes_version: str = "1.36"
     timing: Timing = field(default_factory=Timing)
+    # kube-apiserver / kube-scheduler --feature-gates, for the alpha gates gpusim models (FEATURE_GATES).
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+
+
+# Alpha feature gates gpusim models: name → first Kubernetes minor that has it (pkg/features/kube_features.go).
+# GenericWorkload serves scheduling.k8s.io/v1alpha1 Workload and pod spec.workloadRef; GangScheduling adds the
+# in-tree GangScheduling plugin to the default profile. Both alpha (off by default) in 1.35 and 1.36.
+FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35)}
+# gpusim's own check: GangScheduling reads Workloads, which only exist with GenericWorkload (UNVERIFIED
+# whether kube-scheduler itself refuses the combination).
+GATE_DEPENDENCIES: dict[str, str] = {"GangScheduling": "GenericWorkload"}
+
+
+def validate_feature_gates(spec: SimulationSpec) -> Iterator[tuple[str, str]]:
+    """Unknown gates are rejected as component-base's featuregate does ("unrecognized feature gate");
+    a gate newer than ``kubernetesVersion`` and a missing dependency get a clear error."""
+    version = tuple(int(x) for x in spec.kubernetes_version.split("."))
+    for name in sorted(spec.feature_gates):
+        path = f"spec.featureGates[{name}]"
+        if name not in FEATURE_GATES:
+            yield path, f"unrecognized feature gate: {name} (gpusim models: {', '.join(sorted(FEATURE_GATES))})"
+            continue
+        since = FEATURE_GATES[name]
+        if spec.feature_gates[name] and version < since:
+            yield path, (f"Forbidden: feature gate {name} exists from Kubernetes {since[0]}.{since[1]} on; "
+                         f"spec.kubernetesVersion is {spec.kubernetes_version}")
+        dep = GATE_DEPENDENCIES.get(name)
+        if spec.feature_gates[name] and dep and not spec.feature_gates.get(dep, False):
+            yield path, f"Forbidden: feature gate {name} requires {dep}=true"
+
+
+def gate_enabled(spec: SimulationSpec, name: str) -> bool:
+    return bool(spec.feature_gates.get(name, False))
 
 
 @dataclass

@@ -15,14 +15,15 @@ from .batch_v1 import Job
 from .core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, Pod
 from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
-from .gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation
+from .gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
 from .nvidia_v1 import MIG_STRATEGIES, OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
 from .schema import decode
-from .scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_pod_group
+from .scheduling_x_k8s_io_v1alpha1 import ElasticQuota, PodGroup, validate_elastic_quota, validate_pod_group
 from .scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
+from .scheduling_v1alpha1 import Workload, validate_workload
 from .validation import unsupported, validate_job, validate_name, validate_pod, validate_taint
 
 KINDS: dict[tuple[str, str], type] = {
@@ -34,6 +35,8 @@ KINDS: dict[tuple[str, str], type] = {
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
     ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): PodGroup,
+    ("scheduling.x-k8s.io/v1alpha1", "ElasticQuota"): ElasticQuota,
+    ("scheduling.k8s.io/v1alpha1", "Workload"): Workload,   # alpha: needs featureGates.GenericWorkload
 }
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
@@ -377,7 +380,8 @@ def _build_scheduler(sc: Scenario) -> None:
     from ..scheduler.profile import build_profiles
     from ..scheduler.registry import in_tree_registry
     try:
-        sc.scheduler_profiles, sc.scheduler_queue = build_profiles(sc.scheduler_config, in_tree_registry())
+        sc.scheduler_profiles, sc.scheduler_queue = build_profiles(sc.scheduler_config, in_tree_registry(),
+                                                                   sc.simulation.spec.feature_gates)
     except FieldError as e:
         cfg = sc.scheduler_config
         raise InputError(e.message, sc.source(cfg), "KubeSchedulerConfiguration", "", "", e.path) from None
@@ -394,6 +398,7 @@ def _validate_simulation(sc: Scenario) -> None:
     if sim.spec.kubernetes_version not in KUBERNETES_VERSIONS:
         raise _err(sim, sc.source(sim), "spec.kubernetesVersion",
                    unsupported(sim.spec.kubernetes_version, tuple(KUBERNETES_VERSIONS)))
+    _raise_all(sim, sc.source(sim), validate_feature_gates(sim.spec))
 
 
 def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = True) -> None:
@@ -513,6 +518,30 @@ def _validate_objects(sc: Scenario) -> None:
         _raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
     for pg in sc.pod_groups:
         _raise_all(pg, sc.source(pg), validate_pod_group(pg))
+    generic_workload = sc.simulation.spec.feature_gates.get("GenericWorkload", False)
+    for w in sc.objects.get(Workload.RESOURCE, []):
+        if not generic_workload:
+            raise _err(w, sc.source(w), "", f'no matches for kind "Workload" in version "{w.api_version}" (alpha: '
+                       "enable it with spec.featureGates.GenericWorkload: true in the Simulation)")
+        if w.metadata.namespace not in namespaces:
+            raise _err(w, sc.source(w), "metadata.namespace", f'namespaces "{w.metadata.namespace}" not found')
+        _raise_all(w, sc.source(w), validate_workload(w))
+    for obj, spec, path in [*((p, p.spec, "spec") for p in sc.pods),
+                            *((j, j.spec.template.spec, "spec.template.spec") for j in sc.jobs)]:
+        if spec.workload_ref is not None and not generic_workload:
+            raise _err(obj, sc.source(obj), f"{path}.workloadRef", "Forbidden: alpha field; enable the feature gate "
+                       "GenericWorkload in the Simulation's spec.featureGates (a real apiserver drops the field "
+                       "silently when the gate is off)")
+    quota_of: dict[str, Any] = {}
+    for eq in sc.objects.get("ElasticQuota", []):
+        if eq.metadata.namespace not in namespaces:
+            raise _err(eq, sc.source(eq), "metadata.namespace", f'namespaces "{eq.metadata.namespace}" not found')
+        _raise_all(eq, sc.source(eq), validate_elastic_quota(eq))
+        if eq.metadata.namespace in quota_of:
+            raise _err(eq, sc.source(eq), "metadata.namespace", "Forbidden: only one ElasticQuota per namespace is "
+                       f'supported (scheduler-plugins uses the first; "{quota_of[eq.metadata.namespace]}" is already '
+                       "defined)")
+        quota_of[eq.metadata.namespace] = eq.metadata.name
     for job in sc.jobs:
         _raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)

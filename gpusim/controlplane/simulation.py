@@ -42,7 +42,7 @@ from .trace import Trace
 DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
 # Components installed only when a scenario asks for them (a module with ``install(sim) -> component | None``,
 # called once the core components exist and before workloads are submitted), in this order.
-ADDONS: tuple[str, ...] = ()
+ADDONS: tuple[str, ...] = ("gpusim.controllers.elasticquota", "gpusim.scheduler.plugins.gangscheduling")
 
 
 def gpu_uuids(rng: random.Random, n: int) -> list[str]:
@@ -156,7 +156,8 @@ class Simulation:
                     node.metadata.labels.get("nvidia.com/mig.config"), layouts))
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
-                                   k8s_version=version, registry=registry, config=sc.scheduler_config)
+                                   k8s_version=version, registry=registry, config=sc.scheduler_config,
+                                   feature_gates=spec.feature_gates)
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
         self.pod_groups = PodGroupController(ctx) if sc.pod_groups else None

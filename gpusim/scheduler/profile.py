@@ -45,8 +45,15 @@ class ProfileSpec:
     percentage_of_nodes_to_score: Optional[int] = None
 
 
-def default_plugins() -> Plugins:
-    return Plugins(multi_point=PluginSet(enabled=[PluginRef(n, w or None) for n, w in DEFAULT_PLUGINS]))
+# default_plugins.go applyFeatureGates: plugins appended to the default multiPoint set under a gate.
+GATED_DEFAULT_PLUGINS: list[tuple[str, str, int]] = [("GangScheduling", "GangScheduling", 0)]   # (gate, plugin, weight)
+
+
+def default_plugins(feature_gates: Optional[dict[str, bool]] = None) -> Plugins:
+    gates = feature_gates or {}
+    enabled = [PluginRef(n, w or None) for n, w in DEFAULT_PLUGINS]
+    enabled += [PluginRef(n, w or None) for gate, n, w in GATED_DEFAULT_PLUGINS if gates.get(gate)]
+    return Plugins(multi_point=PluginSet(enabled=enabled))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -68,8 +75,8 @@ def _implements(plugin: Any, point: str) -> bool:
 
 
 def build_profile(p: KubeSchedulerProfile, registry: Registry, path: str,
-                  global_percentage: Optional[int]) -> ProfileSpec:
-    defaults, custom = default_plugins(), p.plugins or Plugins()
+                  global_percentage: Optional[int], feature_gates: Optional[dict[str, bool]] = None) -> ProfileSpec:
+    defaults, custom = default_plugins(feature_gates), p.plugins or Plugins()
     merged = Plugins(**{f.name: merge_plugin_set(getattr(defaults, f.name), getattr(custom, f.name))
                         for f in dataclasses.fields(Plugins)})
     instances = {}
@@ -168,6 +175,22 @@ def validate_args(name: str, a: Any, path: str) -> None:
         elif s.requested_to_capacity_ratio is not None:
             raise FieldError(f"{sp}.requestedToCapacityRatio", "Forbidden: only valid with type "
                              "RequestedToCapacityRatio")
+    if name == "Coscheduling":
+        # sigs.k8s.io/scheduler-plugins apis/config/validation/validation_pluginargs.go ValidateCoschedulingArgs
+        errs = []
+        if a.permit_waiting_time_seconds < 0:
+            errs.append((f"{path}.permitWaitingTimeSeconds",
+                         f"Invalid value: {a.permit_waiting_time_seconds}: must be greater than 0"))
+        if a.pod_group_backoff_seconds < 0:
+            errs.append((f"{path}.podGroupBackoffSeconds",
+                         f"Invalid value: {a.pod_group_backoff_seconds}: must be greater than 0"))
+        if not 0 <= a.pod_group_reject_percentage <= 100:
+            errs.append((f"{path}.podGroupRejectPercentage",
+                         f"Invalid value: {a.pod_group_reject_percentage}: must be between 0 and 100"))
+        if len(errs) == 1:
+            raise FieldError(*errs[0])
+        if errs:   # field.ErrorList.ToAggregate
+            raise FieldError("", "[" + ", ".join(f"{p}: {m}" for p, m in errs) + "]")
     if name == "DefaultPreemption":
         if not 0 <= a.min_candidate_nodes_percentage <= 100:
             raise FieldError(f"{path}.minCandidateNodesPercentage", f"Invalid value: "
@@ -177,8 +200,10 @@ def validate_args(name: str, a: Any, path: str) -> None:
                              "not in valid range [0, inf)")
 
 
-def build_profiles(cfg: Optional[KubeSchedulerConfiguration], registry: Registry) -> tuple[list[ProfileSpec], dict]:
-    """All profiles, plus queue settings. Raises FieldError with upstream validation texts."""
+def build_profiles(cfg: Optional[KubeSchedulerConfiguration], registry: Registry,
+                   feature_gates: Optional[dict[str, bool]] = None) -> tuple[list[ProfileSpec], dict]:
+    """All profiles, plus queue settings. Raises FieldError with upstream validation texts.
+    ``feature_gates`` (the Simulation's) add gated plugins to the default profile (GangScheduling)."""
     cfg = cfg or KubeSchedulerConfiguration()
     if cfg.percentage_of_nodes_to_score is not None and not 0 <= cfg.percentage_of_nodes_to_score <= 100:
         raise FieldError("percentageOfNodesToScore", f"Invalid value: {cfg.percentage_of_nodes_to_score}: "
@@ -201,7 +226,7 @@ def build_profiles(cfg: Optional[KubeSchedulerConfiguration], registry: Registry
         if p.percentage_of_nodes_to_score is not None and not 0 <= p.percentage_of_nodes_to_score <= 100:
             raise FieldError(f"{path}.percentageOfNodesToScore", f"Invalid value: {p.percentage_of_nodes_to_score}: "
                              "not in valid range [0-100]")
-        specs.append(build_profile(p, registry, path, cfg.percentage_of_nodes_to_score))
+        specs.append(build_profile(p, registry, path, cfg.percentage_of_nodes_to_score, feature_gates))
     for i, s in enumerate(specs[1:], start=1):
         if s.points["QueueSort"] != specs[0].points["QueueSort"]:
             raise FieldError(f"profiles[{i}].plugins.queueSort", f"Invalid value: {s.points['QueueSort']}: "

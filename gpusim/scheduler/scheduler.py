@@ -122,13 +122,16 @@ class Scheduler:
 
     def __init__(self, ctx: Context, profiles: Optional[list[ProfileSpec]] = None, queue: Optional[dict] = None,
                  registry: Optional[Registry] = None, k8s_version: tuple[int, int] = (1, 36),
-                 config: Any = None):
+                 config: Any = None, feature_gates: Optional[dict[str, bool]] = None):
         """``registry`` adds out-of-tree plugins; with it, the profiles are rebuilt from ``config`` (the
         scenario's KubeSchedulerConfiguration, None for the defaults) so that they may name them."""
         self.ctx = ctx
         self.k8s_version = k8s_version
         if profiles is None or registry is not None:
-            profiles, queue = build_profiles(config, registry or in_tree_registry())
+            profiles, queue = build_profiles(config, registry or in_tree_registry(), feature_gates)
+        # eventhandlers.go addPodToSchedulingQueue: with GangScheduling on, every new unscheduled pod is
+        # also a cluster event (EventUnscheduledPodAdd) that may lift a sibling's PreEnqueue gate.
+        self.gang_scheduling_gate = bool((feature_gates or {}).get("GangScheduling"))
         self.waiting_pods = WaitingPodsMap(ctx)       # shared by all profiles, as upstream
         self.frameworks = {p.scheduler_name: Framework(p, self, registry, self.waiting_pods) for p in profiles}
         self.framework = next(iter(self.frameworks.values()))
@@ -343,6 +346,8 @@ class Scheduler:
                 self.queue.add(qpi, self._pre_enqueue)
                 if pod.status.nominated_node_name:
                     self._sync_nomination(qpi)
+                if self.gang_scheduling_gate:
+                    self._move("Pod/Add")
             elif ev.type == MODIFIED:
                 # updatePodInSchedulingQueue (assumed pods are skipped): the nominator follows the
                 # pod's nomination, and a gated pod runs PreEnqueue again.

@@ -1,5 +1,6 @@
-"""Helpers for the gang-scheduling chapter and lab: turn a scenario into a Coscheduling one, and
-summarise what a training group did (reads records; never drives the simulation)."""
+"""Helpers for the gang-scheduling chapter and lab: turn a scenario into a Coscheduling one,
+summarise what a training group did, and follow a gang's pods through Permit (Coscheduling, or the
+alpha native GangScheduling with ``workload=``). Reads records; never drives the simulation."""
 from __future__ import annotations
 
 from typing import Optional
@@ -40,6 +41,28 @@ def with_coscheduling(text: str, group: str, min_member: int, timeout: Optional[
     return yaml.safe_dump_all(docs + [profile, pod_group], sort_keys=False)
 
 
+def with_native_gang_alpha(text: str, workload: str, min_count: int, kubernetes_version: str = "1.35") -> str:
+    """**Alpha** (Kubernetes 1.35 native gang scheduling): the scenario with the feature gates
+    GenericWorkload and GangScheduling on (in its Simulation, created if absent), a
+    ``scheduling.k8s.io/v1alpha1`` Workload ``workload`` whose pod group ``workers`` has
+    ``gang.minCount``, and every Job's pod template pointing at it (``spec.workloadRef``)."""
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    sim = next((d for d in docs if d.get("kind") == "Simulation"), None)
+    if sim is None:
+        sim = {"apiVersion": "gpusim.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "native-gang"}}
+        docs.insert(0, sim)
+    spec = sim.setdefault("spec", {}) or {}
+    sim["spec"] = spec
+    spec["kubernetesVersion"] = kubernetes_version
+    spec.setdefault("featureGates", {}).update({"GenericWorkload": True, "GangScheduling": True})
+    for d in docs:
+        if d.get("kind") == "Job":
+            d["spec"]["template"]["spec"]["workloadRef"] = {"name": workload, "podGroup": "workers"}
+    wl = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": workload},
+          "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": min_count}}}]}}
+    return yaml.safe_dump_all(docs + [wl], sort_keys=False)
+
+
 def training_summary(result) -> str:
     """One line per training group: first start, completion, GPU-hours held / useful / wasted."""
     from ..workloads.training import training_report
@@ -57,3 +80,84 @@ def failed_scheduling(result, n: int = 3, contains: str = "") -> list[str]:
     out = [f"t={e.time:g}s {e.object.name}: {e.message}" for e in result.events.log
            if e.reason == "FailedScheduling" and contains in e.message]
     return out[:n]
+
+
+# --- a gang's pods through Permit (Coscheduling, or alpha GangScheduling) -------------------------------------
+FN_PERMIT_WAIT = "runtime.(*frameworkImpl).RunPermitPlugins"     # the pod became a waiting pod
+FN_WAIT_FAILED = "runtime.(*frameworkImpl).WaitOnPermit"         # rejected / timed out while waiting
+FN_BIND = "defaultbinder.(*DefaultBinder).Bind"
+PERMIT_COLORS = {"pending": "#d9d9d9", "permit-wait": "#fdae6b", "bound": "#9ecae1", "running": "#31a354"}
+
+
+def gang_pods(result, group: str = "", namespace: str = "default", workload: str = "") -> list:
+    """The gang's pods, by name: a Coscheduling PodGroup (label ``scheduling.x-k8s.io/pod-group``) or,
+    with ``workload``, the pods whose alpha ``spec.workloadRef.name`` is that Workload."""
+    def member(p) -> bool:
+        if p.metadata.namespace != namespace:
+            return False
+        if workload:
+            return p.spec.workload_ref is not None and p.spec.workload_ref.name == workload
+        return p.metadata.labels.get(POD_GROUP_LABEL) == group
+    return sorted(result.api.list("Pod", member), key=lambda p: p.metadata.name)
+
+
+def permit_timeline(result, group: str = "", namespace: str = "default", workload: str = "") -> list[dict]:
+    """Per pod of the gang: ``segments`` [(start, end, state)] with state pending (created, in the
+    queue) → permit-wait (assumed, waiting on Permit for its siblings) → bound (binding done, kubelet
+    starting the containers) → running; a Permit rejection sends the pod back to pending and is listed
+    in ``rejections`` [(time, message)]. Read from the scheduler's trace and the pods' status."""
+    from .kubectl import to_json
+    started = {(d["namespace"], d["name"]): (d["startedAt"], d["finishedAt"]) for d in to_json(result)["pods"]}
+    rows = []
+    for pod in gang_pods(result, group, namespace, workload):
+        ref = f"Pod {namespace}/{pod.metadata.name}"
+        marks = [(r.time, r.function, r.result) for r in result.trace.records
+                 if r.object == ref and r.function in (FN_PERMIT_WAIT, FN_WAIT_FAILED, FN_BIND)]
+        segments: list[tuple[float, float, str]] = []
+        rejections: list[tuple[float, str]] = []
+        state, since = "pending", pod.metadata.creation_timestamp or 0.0
+
+        def move(t: float, new: str) -> None:
+            nonlocal state, since
+            if t > since:
+                if segments and segments[-1][2] == state and segments[-1][1] == since:
+                    segments[-1] = (segments[-1][0], t, state)      # merge: still the same state
+                else:
+                    segments.append((since, t, state))
+            state, since = new, t
+
+        for t, fn, res in marks:
+            if fn == FN_PERMIT_WAIT:
+                move(t, "permit-wait")
+            elif fn == FN_WAIT_FAILED:
+                move(t, "pending")
+                rejections.append((t, res))
+            else:
+                move(t, "bound")
+        t_start, t_end = started.get((namespace, pod.metadata.name), (None, None))
+        if t_start is not None and state == "bound":
+            move(t_start, "running")
+        move(t_end if t_end is not None else result.end, "done")
+        rows.append({"pod": pod.metadata.name, "segments": segments, "rejections": rejections})
+    return rows
+
+
+def plot_permit_timeline(result, group: str = "", namespace: str = "default", workload: str = "", ax=None):
+    """One row per gang member: pending, Permit wait, bound, running; x marks a Permit rejection."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    rows = permit_timeline(result, group, namespace, workload)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 0.35 * max(len(rows), 2) + 1.2))
+    for i, row in enumerate(rows):
+        for t0, t1, state in row["segments"]:
+            ax.barh(i, t1 - t0, left=t0, color=PERMIT_COLORS[state], edgecolor="black", linewidth=0.3)
+        for t, _ in row["rejections"]:
+            ax.plot([t], [i], marker="x", color="black")
+    ax.set_yticks(range(len(rows)), [r["pod"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(result.end, 1))
+    ax.set_xlabel("simulated time (s)")
+    ax.set_title(f"Gang {workload or group}: pods through Permit")
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in PERMIT_COLORS.items()], loc="lower right", fontsize=8)
+    return ax
