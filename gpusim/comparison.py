@@ -120,7 +120,7 @@ def _batch_job(ns: str, name: str, n: int, submit_at: str, template: dict, label
     if labels:
         meta["labels"] = dict(labels)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-            "spec": {"parallelism": n, "completions": n, "backoffLimit": 0, "template": template}}
+            "spec": {"parallelism": n, "completions": n, "template": template}}
 
 
 def scenario(policy: str, w: MultiTenant = MultiTenant()) -> str:
@@ -212,3 +212,101 @@ def _kueue(w: MultiTenant) -> list[dict]:
         out += [_batch_job(t.name, j.name, j.replicas, j.submit_at, _inference_template(j, {}), labels)
                 for j in t.inference]
     return out
+
+
+# --- running and measuring ------------------------------------------------------------------------------------
+CONTENTION_WINDOW = 1800.0   # seconds after team B's first submission over which fairness is measured
+EVICTION_REASONS = ("Preempted", "Evict", "Evicted")   # kube-scheduler / CapacityScheduling, Volcano, Kueue
+
+
+def _job_of(pod_name: str, jobs: set[str]) -> Optional[str]:
+    """The workload a pod belongs to: batch/v1 ``<job>-<5 chars>``, Volcano ``<job>-<task>-<index>``."""
+    for cut in (1, 2):
+        head = pod_name.rsplit("-", cut)[0]
+        if head in jobs:
+            return head
+    return None
+
+
+def _all_running_at(spans: list[tuple[float, float]], n: int) -> Optional[float]:
+    """First instant at which ``n`` of the (start, stop) spans overlap."""
+    running = 0
+    for t, d in sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a]):
+        running += d
+        if running >= n:
+            return t
+    return None
+
+
+@dataclass
+class Measured:
+    """One policy's run of the workload, measured."""
+
+    policy: str
+    b_wait_mean: Optional[float]      # team B: submission → all replicas running, mean over its jobs (s)
+    b_wait_max: Optional[float]
+    b_unserved: int                   # team B jobs that never had all replicas running
+    a_jct_mean: Optional[float]       # team A: submission → training done, mean over finished jobs (s)
+    a_unfinished: int
+    wasted_gpu_hours: float           # training GPU-hours held while the gang could not step
+    utilization: float                # allocated GPU time ÷ capacity, from 0 to the last completion
+    fairness: float                   # Jain's index over (share ÷ guaranteed share) in the contention window
+    shares: dict[str, float]          # mean GPU share of each team in the contention window
+    evictions: int                    # pods or workloads preempted / evicted
+    result: Any = field(default=None, repr=False)
+
+
+def measure(result: Any, policy: str, w: MultiTenant = MultiTenant()) -> Measured:
+    from . import metrics
+    from .workloads.training import training_report
+    submit = {j.name: parse_seconds(j.submit_at) for t in w.teams for j in (*t.training, *t.inference)}
+    size = {j.name: j.replicas for t in w.teams for j in t.inference}
+    records = metrics.pod_records(result)
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for rec in records:
+        job = _job_of(rec.name, set(submit))
+        if job is not None and rec.started is not None:
+            spans.setdefault(job, []).append((rec.started, rec.finished if rec.finished is not None else result.end))
+    # deleted pods are known only through their device holdings
+    live = {(r.namespace, r.name) for r in records if r.started is not None}
+    for h in result.ctx.holdings:
+        job = _job_of(h.pod, set(submit))
+        if job is not None and (h.namespace, h.pod) not in live:
+            spans.setdefault(job, []).append((h.start, h.end if h.end is not None else result.end))
+    waits = []
+    for name, n in size.items():
+        t = _all_running_at(spans.get(name, []), n)
+        waits.append(None if t is None else t - submit[name])
+    served = [x for x in waits if x is not None]
+    report = {g["group"]: g for g in training_report(result)}
+    jcts = [report[j.name]["completed_at"] - submit[j.name] for t in w.teams for j in t.training
+            if j.name in report and report[j.name]["completed_at"] is not None]
+    n_training = sum(len(t.training) for t in w.teams)
+    done = [g["completed_at"] for g in report.values() if g["completed_at"] is not None]
+    allocs = metrics.allocations(result)
+    last = max([*done, *(b for s in spans.values() for _, b in s)], default=result.end)
+    util = sum(min(a.end, last) - a.start for a in allocs if a.start < last) / (w.total_gpus * last) if last else 0.0
+    b_first = min((submit[j.name] for t in w.teams for j in t.inference), default=0.0)
+    lo, hi = b_first, min(b_first + CONTENTION_WINDOW, result.end)
+    held: dict[str, float] = {t.name: 0.0 for t in w.teams}
+    for a in allocs:
+        if a.namespace in held:
+            held[a.namespace] += max(0.0, min(a.end, hi) - max(a.start, lo))
+    shares = {k: v / (w.total_gpus * (hi - lo)) if hi > lo else 0.0 for k, v in held.items()}
+    entitled = {t.name: t.guaranteed / w.total_gpus for t in w.teams}
+    fairness = metrics.jain_index([shares[k] / entitled[k] for k in shares if entitled[k] > 0])
+    evictions = sum(1 for e in result.events.log if e.reason in EVICTION_REASONS)
+    return Measured(policy, sum(served) / len(served) if served else None, max(served) if served else None,
+                    len(waits) - len(served), sum(jcts) / len(jcts) if jcts else None, n_training - len(jcts),
+                    sum(g["wasted_gpu_hours"] for g in report.values()), util, fairness, shares, evictions, result)
+
+
+def compare(w: MultiTenant = MultiTenant(), policies: tuple[str, ...] = POLICIES) -> list[Measured]:
+    """Run ``w`` under each policy (same seed, same clock) and measure it."""
+    from .controlplane.simulation import run
+    return [measure(run(text=scenario(p, w)), p, w) for p in policies]
+
+
+def parse_seconds(s: str) -> float:
+    from .api.duration import parse_duration
+    return parse_duration(s)
