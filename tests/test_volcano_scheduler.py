@@ -263,3 +263,62 @@ def test_summary_views():
     conds = gs.pod_group_conditions(r, "finetune")
     assert [(c["type"], c["reason"]) for c in conds] == [("Unschedulable", "NotEnoughResources"),
                                                          ("Scheduled", "tasks in gang are ready to be scheduled")]
+
+
+PREEMPT_CM = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: volcano-scheduler-configmap, namespace: volcano-system}
+data:
+  volcano-scheduler.conf: |
+    actions: "enqueue, allocate, preempt, backfill"
+    tiers:
+    - plugins: [{name: priority}, {name: gang}, {name: conformance}]
+    - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+"""
+
+
+def test_preempt_within_a_queue_by_job_priority():
+    low = vcjob("batch", 8, min_available=2, ann="gpusim.io/duration: 1h",
+                meta=', annotations: {volcano.sh/preemptable: "true"}')
+    high = vcjob("urgent", 4, min_available=4, ann="gpusim.io/duration: 10m",
+                 meta=", annotations: {gpusim.io/submit-at: 5m}", extra="  priorityClassName: high\n")
+    r = run(pool(), PREEMPT_CM, low, high, until="12m")
+    evicted = [e for e in events(r, "Evict", "Pod")]
+    assert len(evicted) == 4 and {e.message for e in evicted} == {"Pod is evicted, because of preempt"}
+    urgent = [p for p in r.pods() if p.metadata.name.startswith("urgent")]
+    assert len(urgent) == 4 and all(p.status.phase == "Running" for p in urgent)
+    batch = [p for p in r.pods() if p.metadata.name.startswith("batch") and p.status.phase == "Running"]
+    assert len(batch) == 4              # gang: batch may lose 6 (down to minAvailable 2); 4 were enough
+
+
+def test_preempt_spares_pods_not_marked_preemptable():
+    low = vcjob("batch", 8, min_available=2, ann="gpusim.io/duration: 1h")
+    high = vcjob("urgent", 4, min_available=4, meta=", annotations: {gpusim.io/submit-at: 5m}",
+                 extra="  priorityClassName: high\n")
+    r = run(pool(), PREEMPT_CM, low, high, until="20m")
+    assert events(r, "Evict") == []
+    assert all(not p.spec.node_name for p in r.pods() if p.metadata.name.startswith("urgent"))
+
+
+def test_backfill_places_best_effort_tasks():
+    job = vcjob("side", 3, gpus=0).replace(f"resources: {{limits: {{{GPU}: 0}}}}", "resources: {}")
+    r = run(pool(), pod("hog", 8), job, until="1m")
+    side = [p for p in r.pods() if p.metadata.name.startswith("side")]
+    assert len(side) == 3 and all(p.status.phase == "Running" for p in side)
+    assert any(t.function == "backfill.(*Action).Execute" for t in r.trace.records)
+
+
+def test_queue_status_counts_pod_groups_per_phase():
+    q = """apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+spec: {weight: 2}
+"""
+    r = run(pool(), q, vcjob("a", 4, queue="research"), vcjob("b", 8, queue="research", min_available=8), until="2m")
+    st = r.api.get("Queue", "", "research").status
+    assert (st.state, st.running, st.inqueue + st.pending) == ("Open", 1, 1)

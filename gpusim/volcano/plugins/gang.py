@@ -43,8 +43,9 @@ def job_pipelined(job) -> int:
 
 
 def job_starving(job) -> bool:
-    occupied = job.waiting_task_num() + job.ready_task_num()
-    return job.check_task_min_available_pipelined() and occupied < job.min_available
+    """JobInfo.IsStarving: only the job's minAvailable counts here, not minTaskMember (master; an older
+    gang.go also required every task's minimum to be pipelined, which kept such jobs from ever starving)."""
+    return job.waiting_task_num() + job.ready_task_num() < job.min_available
 
 
 def unschedulable_message(job) -> str:
