@@ -322,3 +322,16 @@ spec: {weight: 2}
     r = run(pool(), q, vcjob("a", 4, queue="research"), vcjob("b", 8, queue="research", min_available=8), until="2m")
     st = r.api.get("Queue", "", "research").status
     assert (st.state, st.running, st.inqueue + st.pending) == ("Open", 1, 1)
+
+
+def test_queue_capability_gates_enqueue():
+    q = """apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: small}
+spec: {capability: {nvidia.com/gpu: 2}}
+"""
+    r = run(pool(), q, vcjob("fits", 2, queue="small"), vcjob("big", 4, queue="small"), until="1m")
+    phases = {pg.metadata.name.rsplit("-", 5)[0]: pg.status.phase for pg in r.api.list(PG)}
+    assert phases == {"fits": "Running", "big": "Pending"}
+    assert "queue resource quota insufficient: insufficient nvidia.com/gpu" in {
+        e.message for e in events(r, "Unschedulable", "PodGroup") if e.object.name.startswith("big")}

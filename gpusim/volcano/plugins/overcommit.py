@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..api import ALLOCATED_STATUSES, add, insufficient, less_equal_with_dimension, resource, sub
 from ..framework import PERMIT, REJECT
-from .util import arg_float
+from .util import arg_float, format_resource_names
 from .proportion import inqueue_resource
 
 NAME = "overcommit"
@@ -48,8 +48,8 @@ class Overcommit:
             if less_equal_with_dimension(want, self.idle, job.min_resources):
                 return PERMIT
             short = insufficient({k: v for k, v in want.items() if job.min_resources.get(k, 0) > 0}, self.idle)
-            ssn.cache.ctx.event(job.pod_group, "Normal", "Unschedulable", "resource in cluster is overused: "
-                                + ", ".join(f"overused {k}" for k in short), ssn.cache.component)
+            ssn.cache.ctx.event(job.pod_group, "Normal", "Unschedulable", format_resource_names(
+                "resource in cluster is overused", "overused", short), ssn.cache.component)
             return REJECT
 
         def enqueued(job) -> None:

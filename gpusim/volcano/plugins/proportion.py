@@ -14,12 +14,12 @@ with a capability: minResources + allocated + inqueue − elastic ≤ realCapabi
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from ..api import (ALLOCATED_STATUSES, PENDING, Res, add, fmt, insufficient, less_equal, less_equal_with_dimension,
+from ..api import (ALLOCATED_STATUSES, PENDING, Res, add, insufficient, less_equal, less_equal_with_dimension,
                    min_dimension, resource, share, sub)
 from ..framework import PERMIT, REJECT
+from .util import format_resource_names
 
 NAME = "proportion"
 
@@ -187,12 +187,12 @@ class Proportion:
                 return PERMIT
             minreq = job.min_resources
             r = sub(add(add(dict(minreq), a.allocated), a.inqueue), a.elastic)
-            if less_equal_with_dimension(r, a.real_capability, minreq):
+            if less_equal(r, a.real_capability, infinity_default=True):
                 add(a.inqueue, minreq)
                 return PERMIT
-            short = insufficient({k: v for k, v in r.items() if minreq.get(k, 0) > 0}, a.real_capability)
-            ssn.cache.ctx.event(job.pod_group, "Normal", "Unschedulable", "queue resource quota insufficient: "
-                                + ", ".join(f"insufficient {k}" for k in short), ssn.cache.component)
+            short = [k for k in insufficient(r, a.real_capability) if k in a.real_capability]
+            ssn.cache.ctx.event(job.pod_group, "Normal", "Unschedulable", format_resource_names(
+                "queue resource quota insufficient", "insufficient", short), ssn.cache.component)
             return REJECT
 
         def on_allocate(task) -> None:

@@ -15,3 +15,10 @@ def arg_int(args: dict, key: str, default: int) -> int:
         return int(args[key]) if key in args else default
     except (TypeError, ValueError):
         return default
+
+
+def format_resource_names(prefix: str, verb: str, names: list[str]) -> str:
+    """plugins/util.FormatResourceNames: "<prefix>: <verb> <name>, <verb> <name>" (just the prefix without names)."""
+    if not names:
+        return prefix
+    return f"{prefix}: " + ", ".join(f"{verb} {n}" for n in names)
