@@ -55,8 +55,15 @@ def test_gang_condition_message_counts_tasks_allocated_this_session():
     j.nodes_fit_errors[last.uid] = FitErrors({"a100-0": ["Insufficient nvidia.com/gpu"],
                                               "a100-1": ["Insufficient nvidia.com/gpu"]})
     assert gang.unschedulable_message(j) == ("1/8 tasks in gang unschedulable: pod group is not ready, "
-                                             "8 Pending, 8 minAvailable; Pending: 1 Unschedulable, 7 Schedulable")
-    assert j.task_scheduling_reason(last) == ("Unschedulable", "all nodes are unavailable: 2 Insufficient nvidia.com/gpu.")
+                                             "8 Pending, 8 minAvailable; Pending: 1 Unschedulable, 7 Schedulable. "
+                                             "Origin reason is t7: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.")
+    assert j.task_scheduling_reason(last) == ("Unschedulable", "0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.")
+    first = list(j.tasks.values())[0]
+    assert j.task_scheduling_reason(first) == (
+        "Schedulable", "Pod ns/t0 can possibly be assigned to a100-0, once minAvailable is satisfied")
+    first.last_tx = ("Pipelined", "a100-1")
+    assert j.task_scheduling_reason(first) == ("Unschedulable", "Pod ns/t0 can possibly be assigned to a100-1, "
+                                                                "once resource is released and minAvailable is satisfied")
 
 
 # proportion: queue → (weight, request[, capability[, guarantee]]), GPUs; total 8 GPUs

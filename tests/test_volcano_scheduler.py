@@ -78,11 +78,12 @@ def test_gang_keeps_all_workers_pending_then_binds_them_together():
     cond = next(c for c in pg.status.conditions if c.type == "Unschedulable")
     assert (cond.status, cond.reason) == ("True", "NotEnoughResources")
     assert cond.message == ("1/8 tasks in gang unschedulable: pod group is not ready, 8 Pending, 8 minAvailable; "
-                            "Pending: 1 Unschedulable, 7 Schedulable")
-    failed = [e.message for e in events(r, "FailedScheduling")]
-    assert "all nodes are unavailable: 1 Insufficient nvidia.com/gpu." in failed
-    assert any(m.startswith("Pod default/llm-pretrain-worker-") and " can possibly be assigned to dgx-0" in m
-               for m in failed)
+                            "Pending: 1 Unschedulable, 7 Schedulable. Origin reason is llm-pretrain-worker-7: "
+                            "0/1 nodes are unavailable: 1 Insufficient nvidia.com/gpu.")
+    failed = {e.object.name: e.message for e in events(r, "FailedScheduling")}
+    assert failed["llm-pretrain-worker-7"] == "0/1 nodes are unavailable: 1 Insufficient nvidia.com/gpu."
+    assert failed["llm-pretrain-worker-0"] == ("Pod default/llm-pretrain-worker-0 can possibly be assigned to dgx-0, "
+                                               "once minAvailable is satisfied")
     pending = [e.message for e in events(r, "PodGroupPending")]
     assert f"PodGroup default:llm-pretrain unschedule,reason: {cond.message}" in pending
     assert job.status.state.phase == "Pending"

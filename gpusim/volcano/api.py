@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..api.scheduling_volcano_sh_v1beta1 import POD_GROUP_NOT_READY, POD_PREEMPTABLE
+from ..api.scheduling_volcano_sh_v1beta1 import POD_GROUP_NOT_READY, POD_GROUP_READY, POD_PREEMPTABLE
 from ..scheduler.framework import PodInfo
 
 Res = dict[str, float]
@@ -166,13 +166,14 @@ class TaskInfo:
 
 @dataclass
 class FitErrors:
-    """unschedule_info.go FitErrors: per node, the reasons it was rejected."""
+    """unschedule_info.go FitErrors: per node, the reasons it was rejected; Error() is
+    "0/<nodes tried> nodes are unavailable: <histogram>." unless a common error was set."""
 
     nodes: dict[str, list[str]] = field(default_factory=dict)
     err: str = ""
 
     def error(self) -> str:
-        base = self.err or ALL_NODE_UNAVAILABLE_MSG
+        base = self.err or f"0/{len(self.nodes)} nodes are unavailable"
         if not self.nodes:
             return base
         hist: dict[str, int] = {}
@@ -240,57 +241,86 @@ class JobInfo:
         """ValidTaskNum: tasks that are (or may become) placed: Pending, Pipelined, allocated, Succeeded."""
         return self.count(PENDING, PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED)
 
+    def pending_best_effort_task_num(self) -> int:
+        return sum(1 for t in self.index.get(PENDING, {}).values() if t.best_effort)
+
     def ready(self) -> bool:
-        return self.ready_task_num() >= self.min_available
+        """IsReady: ready tasks plus pending best-effort ones (they need nothing) ≥ minAvailable."""
+        return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+
+    def pipelined(self) -> bool:
+        """IsPipelined."""
+        return (self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num()
+                >= self.min_available)
+
+    def starving(self) -> bool:
+        """IsStarving."""
+        return self.waiting_task_num() + self.ready_task_num() < self.min_available
 
     def is_pending(self) -> bool:
         return self.phase in ("", "Pending")
 
-    def _per_task(self, statuses: tuple[str, ...]) -> bool:
-        """CheckTaskMinAvailable*: every task with a minTaskMember has that many tasks in ``statuses``
-        (checked only when minAvailable covers the sum of the tasks' minimums, as upstream)."""
+    def _per_task(self, statuses: tuple[str, ...], best_effort: bool) -> bool:
+        """CheckTask{Valid,Ready,Pipelined}: every task with a minTaskMember has that many tasks in
+        ``statuses`` (plus pending best-effort ones when ``best_effort``); checked only when minAvailable
+        covers the sum of the tasks' minimums, as upstream."""
         if not self.task_min_available or self.min_available < sum(self.task_min_available.values()):
             return True
         counts: dict[str, int] = {}
         for s in statuses:
             for t in self.index.get(s, {}).values():
                 counts[t.task_role] = counts.get(t.task_role, 0) + 1
-        return all(counts.get(role, 0) >= n for role, n in self.task_min_available.items())
+        if best_effort:
+            for t in self.index.get(PENDING, {}).values():
+                if t.best_effort:
+                    counts[t.task_role] = counts.get(t.task_role, 0) + 1
+        return all(counts.get(role, 0) >= n for role, n in self.task_min_available.items() if n)
 
     def check_task_min_available(self) -> bool:
-        return self._per_task((PENDING, PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED))
+        return self._per_task((PENDING, PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED), False)
 
     def check_task_min_available_ready(self) -> bool:
-        return self._per_task((*ALLOCATED_STATUSES, SUCCEEDED))
+        return self._per_task((*ALLOCATED_STATUSES, SUCCEEDED), True)
 
     def check_task_min_available_pipelined(self) -> bool:
-        return self._per_task((PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED))
+        return self._per_task((PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED), True)
 
     def task_scheduling_reason(self, t: TaskInfo) -> tuple[str, str]:
         """TaskSchedulingReason: (reason, message) from the task's last transaction."""
         status, node = t.last_tx if t.last_tx is not None else (t.status, t.node_name)
-        if status in (ALLOCATED, PIPELINED):
-            msg = f"Pod {t.namespace}/{t.name} can possibly be assigned to {node}"
-            if status == PIPELINED:
-                msg += " once resource is released"
-            return SCHEDULABLE, msg
+        if status == ALLOCATED:
+            return SCHEDULABLE, (f"Pod {t.namespace}/{t.name} can possibly be assigned to {node}, "
+                                 "once minAvailable is satisfied")
+        if status == PIPELINED:
+            return UNSCHEDULABLE, (f"Pod {t.namespace}/{t.name} can possibly be assigned to {node}, "
+                                   "once resource is released and minAvailable is satisfied")
         if status == PENDING:
             fe = self.nodes_fit_errors.get(t.uid)
             return UNSCHEDULABLE, fe.error() if fe is not None else self.job_fit_errors
         return status, self.job_fit_errors
 
     def fit_error(self) -> str:
-        """JobInfo.FitError: "pod group is not ready, <histogram of task statuses and minAvailable>"
-        then "; Pending: <histogram of the pending tasks' scheduling reasons>"."""
+        """JobInfo.FitError: "pod group is (not) ready, <histogram of task statuses and minAvailable>",
+        "; Pending: <histogram of the pending tasks' scheduling reasons>", then the origin: ". Origin reason
+        is: <JobFitErrors>" or ". Origin reason is <task>: <its FitErrors>" for the first task that has
+        some (upstream walks a Go map; gpusim takes the first by task index, then name)."""
         reasons = {s: len(ts) for s, ts in self.index.items() if ts}
         reasons["minAvailable"] = self.min_available
-        msg = f"{POD_GROUP_NOT_READY}, {_hist(reasons)}"
+        msg = f"{POD_GROUP_READY if self.ready() else POD_GROUP_NOT_READY}, {_hist(reasons)}"
         pending: dict[str, int] = {}
         for t in self.index.get(PENDING, {}).values():
             r, _ = self.task_scheduling_reason(t)
             pending[r] = pending.get(r, 0) + 1
         if pending:
             msg += f"; {PENDING}: {_hist(pending)}"
+        if self.job_fit_errors:
+            msg += ". Origin reason is: " + self.job_fit_errors
+        else:
+            for t in sorted(self.tasks.values(), key=lambda t: (t.index, t.name)):
+                fe = self.nodes_fit_errors.get(t.uid)
+                if fe is not None:
+                    msg += f". Origin reason is {t.name}: {fe.error()}"
+                    break
         return msg
 
 

@@ -153,19 +153,18 @@ class SchedulerCache:
             self.api.update(pg)
             ctx.trace.add(ctx.now, self.component, "cache.(*SchedulerCache).UpdateJobStatus",
                           f"PodGroup {job.uid}", st.phase)
-        self.record_job_status_event(job, updated)
+        self.record_job_status_event(job)
 
-    def record_job_status_event(self, job: JobInfo, updated: bool) -> None:
-        """RecordJobStatusEvent: the PodGroup's Unschedulable/Scheduled event, and PodScheduled=False with a
-        FailedScheduling event on each Allocated, Pending or Pipelined pod whose condition changed. gpusim
-        records the PodGroup event only when the PodGroup changed (upstream: every session, aggregated)."""
+    def record_job_status_event(self, job: JobInfo) -> None:
+        """RecordJobStatusEvent (every session, as upstream; the recorder aggregates repeats): the PodGroup's
+        Unschedulable or Scheduled event, and PodScheduled=False with a FailedScheduling event on each
+        Allocated, Pending or Pipelined pod whose condition changed (taskUnschedulable)."""
         ctx, pg = self.ctx, job.pod_group
-        if updated:
-            if pg.status.phase in ("Unknown", "Pending", "Inqueue"):
-                msg = f"{job.count(PENDING)}/{len(job.tasks)} tasks in gang unschedulable: {job.fit_error()}"
-                ctx.event(pg, WARNING, UNSCHEDULABLE, msg, self.component)
-            else:
-                ctx.event(pg, NORMAL, SCHEDULED, POD_GROUP_READY, self.component)
+        if pg.status.phase in ("Unknown", "Pending", "Inqueue"):
+            msg = f"{job.count(PENDING)}/{len(job.tasks)} tasks in gang unschedulable: {job.fit_error()}"
+            ctx.event(pg, WARNING, UNSCHEDULABLE, msg, self.component)
+        else:
+            ctx.event(pg, NORMAL, SCHEDULED, POD_GROUP_READY, self.component)
         base = job.job_fit_errors or ALL_NODE_UNAVAILABLE_MSG
         for status in (ALLOCATED, PENDING, PIPELINED):
             for t in job.of(status):

@@ -21,7 +21,8 @@ def predicate_nodes(ssn, task) -> tuple[list, FitErrors]:
     ok, fe = [], FitErrors()
     for node in ssn.nodes.values():
         short = insufficient(task.resreq, node.future_idle())
-        reasons = [f"Insufficient {r}" for r in short] if short else ssn.predicate_fn(task, node)
+        # api.WrapInsufficientResourceReason names the first short resource only
+        reasons = [f"Insufficient {short[0]}"] if short else ssn.predicate_fn(task, node)
         if reasons:
             fe.nodes[node.name] = reasons
         else:

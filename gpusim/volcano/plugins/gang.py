@@ -34,21 +34,23 @@ def job_valid(job):
 
 
 def job_ready(job) -> bool:
+    """CheckTaskReady && IsReady."""
     return job.check_task_min_available_ready() and job.ready()
 
 
 def job_pipelined(job) -> int:
-    occupied = job.waiting_task_num() + job.ready_task_num()
-    return PERMIT if job.check_task_min_available_pipelined() and occupied >= job.min_available else REJECT
+    """CheckTaskPipelined && IsPipelined."""
+    return PERMIT if job.check_task_min_available_pipelined() and job.pipelined() else REJECT
 
 
 def job_starving(job) -> bool:
-    """JobInfo.IsStarving: only the job's minAvailable counts here, not minTaskMember (master; an older
-    gang.go also required every task's minimum to be pipelined, which kept such jobs from ever starving)."""
-    return job.waiting_task_num() + job.ready_task_num() < job.min_available
+    """IsStarving: only the job's minAvailable counts here, not minTaskMember (master; an older gang.go
+    also required every task's minimum to be pipelined, which kept such jobs from ever starving)."""
+    return job.starving()
 
 
 def unschedulable_message(job) -> str:
+    """"<minAvailable − (allocated this session + ready)>/<#tasks> tasks in gang unschedulable: <FitError>"."""
     schedulable = sum(1 for t in job.index.get(PENDING, {}).values()
                       if (t.last_tx or (t.status, ""))[0] in ALLOCATED_STATUSES) + job.ready_task_num()
     return f"{job.min_available - schedulable}/{len(job.tasks)} tasks in gang unschedulable: {job.fit_error()}"
@@ -97,7 +99,9 @@ class Gang:
             job = ssn.jobs[uid]
             if not job.ready():
                 msg = unschedulable_message(job)
-                job.job_fit_errors = msg
+                # UNVERIFIED: what master keeps as the job's fit error for RecordJobStatusEvent; a real
+                # cluster's pod events show the FitError text without the "tasks in gang" prefix.
+                job.job_fit_errors = msg.split(" tasks in gang unschedulable: ", 1)[1]
                 job.conditions.append((UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, msg))
                 for t in job.index.get("Allocated", {}).values():
                     if t.uid not in job.nodes_fit_errors:
