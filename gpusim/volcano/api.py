@@ -381,4 +381,5 @@ class QueueInfo:
         return True if r is None else r
 
     def is_open(self) -> bool:
+        """status.state Open; a queue the queue controller has not synced yet (no state) counts as open."""
         return (self.queue.status.state or "Open") == "Open"

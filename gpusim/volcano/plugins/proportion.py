@@ -179,9 +179,7 @@ class Proportion:
         def enqueueable(job) -> int:
             q = ssn.queues[job.queue]
             if not q.is_open():
-                ssn.cache.ctx.event(job.pod_group, "Normal", "Unschedulable",
-                                    f"queue {q.name} is not open", ssn.cache.component)
-                return REJECT
+                return REJECT     # upstream only logs "... is not open state, reject job ..."
             a = self.attrs[job.queue]
             if a.capability is None or job.min_resources is None:
                 return PERMIT
