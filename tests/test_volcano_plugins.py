@@ -158,3 +158,35 @@ def test_preemptable_victims_are_intersected_within_a_tier():
     ssn = session("actions: preempt\ntiers: [{plugins: [{name: gang, enablePreemptable: false}, {name: conformance}]}]",
                   {"ns/big": big, "ns/small": small}, total)
     assert len(ssn.preemptable(next(iter(small.tasks.values())), list(big.tasks.values()))) == 4
+
+
+@pytest.mark.parametrize("votes, expected", [
+    ([[1, 0]], True),             # a Permit in the tier
+    ([[0, 0], [0]], True),        # nobody decides: yes
+    ([[1, -1]], False),           # a Reject anywhere in the deciding tier rejects
+    ([[1], [-1]], True),          # tier 1 permitted: tier 2 is not asked
+    ([[0], [-1]], False),         # tier 1 abstained: tier 2 rejects
+])
+def test_pipelined_and_enqueueable_votes(votes, expected):
+    names = [[f"p{i}{j}" for j in range(len(t))] for i, t in enumerate(votes)]
+    ssn = Session("1", None, parse("actions: allocate\ntiers: []"), {}, {}, {}, resource())
+    from gpusim.volcano.conf import PluginOption, Tier
+    ssn.tiers = [Tier([PluginOption(n) for n in t]) for t in names]
+    for t, vs in zip(names, votes):
+        for n, v in zip(t, vs):
+            ssn.add_fn("job_pipelined", n, lambda job, v=v: v)
+            ssn.add_fn("job_enqueueable", n, lambda job, v=v: v)
+    assert ssn.job_pipelined(None) == expected and ssn.job_enqueueable(None) == expected
+
+
+def test_ready_allocatable_are_and_overused_is_or():
+    from gpusim.volcano.conf import PluginOption, Tier
+    ssn = Session("1", None, parse("actions: allocate\ntiers: []"), {}, {}, {}, resource())
+    ssn.tiers = [Tier([PluginOption("a"), PluginOption("b", {"job_ready": False})])]
+    ssn.add_fn("job_ready", "a", lambda j: True)
+    ssn.add_fn("job_ready", "b", lambda j: False)          # switched off by enableJobReady: false
+    ssn.add_fn("overused", "a", lambda q: False)
+    ssn.add_fn("overused", "b", lambda q: True)
+    ssn.add_fn("allocatable", "a", lambda q, t: True)
+    ssn.add_fn("allocatable", "b", lambda q, t: False)
+    assert ssn.job_ready(None) and ssn.overused(None) and not ssn.allocatable(None, None)

@@ -336,3 +336,43 @@ spec: {capability: {nvidia.com/gpu: 2}}
     assert phases == {"fits": "Running", "big": "Pending"}
     assert "queue resource quota insufficient: insufficient nvidia.com/gpu" in {
         e.message for e in events(r, "Unschedulable", "PodGroup") if e.object.name.startswith("big")}
+
+
+def conf_cm(actions: str, tier1: str, tier2: str) -> str:
+    return f"""apiVersion: v1
+kind: ConfigMap
+metadata: {{name: volcano-scheduler-configmap, namespace: volcano-system}}
+data:
+  volcano-scheduler.conf: |
+    actions: "{actions}"
+    tiers:
+    - plugins: [{tier1}]
+    - plugins: [{tier2}]
+"""
+
+
+def test_without_gang_in_the_conf_a_job_starts_partially():
+    cm = conf_cm("enqueue, allocate, backfill", "{name: priority}, {name: conformance}",
+                 "{name: predicates}, {name: proportion}, {name: nodeorder}")
+    r = run(pool(), cm, pod("notebook", 1), vcjob("train", 8, ann="gpusim.io/duration: 10m",
+                                                  meta=", annotations: {gpusim.io/submit-at: 5s}"), until="2m")
+    bound = [p for p in r.pods() if p.metadata.name.startswith("train") and p.spec.node_name]
+    assert len(bound) == 7                     # the partial start gang scheduling prevents
+    r = run(pool(), pod("notebook", 1), vcjob("train", 8, ann="gpusim.io/duration: 10m",
+                                              meta=", annotations: {gpusim.io/submit-at: 5s}"), until="2m")
+    assert not [p for p in r.pods() if p.metadata.name.startswith("train") and p.spec.node_name]
+
+
+@pytest.mark.parametrize("tier2, nodes_used", [
+    ("{name: predicates}, {name: proportion}, {name: nodeorder}", 2),     # leastrequested spreads
+    ("{name: predicates}, {name: proportion}, {name: nodeorder}, "
+     "{name: binpack, arguments: {binpack.weight: 10, binpack.resources: nvidia.com/gpu}}", 1),
+])
+def test_binpack_packs_gpu_pods_onto_one_node(tier2, nodes_used):
+    cm = conf_cm("enqueue, allocate, backfill", "{name: priority}, {name: gang}", tier2)
+    jobs = [vcjob(f"j{i}", 1, meta=f", annotations: {{gpusim.io/submit-at: {i * 10}s}}",
+                  ann="gpusim.io/duration: 1h").replace(f"{{{GPU}: 1}}", f"{{{GPU}: 1}}, requests: {{cpu: '4'}}")
+            for i in range(3)]
+    r = run(pool(4, count=2), cm, *jobs, until="1m")
+    used = {p.spec.node_name for p in r.pods()}
+    assert all(used) and len(used) == nodes_used
