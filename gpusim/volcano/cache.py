@@ -15,7 +15,7 @@ from ..api.scheduling_volcano_sh_v1beta1 import (GROUP_NAME_ANNOTATION, POD_GROU
 from ..controlplane.events import NORMAL, WARNING
 from ..node.kubelet import set_condition
 from ..scheduler.framework import NodeInfo as KubeNodeInfo
-from ..scheduler.framework import PodInfo, to_units
+from ..scheduler.framework import to_units
 from ..api.quantity import parse_quantity
 from .api import (ALLOCATED, ALLOCATED_STATUSES, ALL_NODE_UNAVAILABLE_MSG, PENDING, PIPELINED, RUNNING,
                   SUCCEEDED, JobInfo, NodeInfo, QueueInfo, TaskInfo, add, resource)

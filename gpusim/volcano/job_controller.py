@@ -26,7 +26,6 @@ from typing import Any, Generator, Optional
 from ..api import batch_volcano_sh_v1alpha1 as vcbatch
 from ..api.core_v1 import Pod
 from ..api.meta import ObjectMeta, OwnerReference
-from ..api.quantity import parse_quantity
 from ..api.scheduling_volcano_sh_v1beta1 import (GROUP_NAME_ANNOTATION, POD_PREEMPTABLE, UNSCHEDULABLE, PodGroup,
                                                  PodGroupSpec, PodGroupStatus)
 from ..controlplane.apiserver import ADDED, DELETED
