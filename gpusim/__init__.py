@@ -56,6 +56,8 @@ _LAZY = {
                        "queueing_delays", "job_queueing_delays", "job_completion_times", "wasted_gpu_hours",
                        "jain_index", "tenant_fairness", "tenant_by_namespace", "tenant_by_label",
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
+    "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "water_filling",
+                             "volcano_summary", "plot_queue_shares"],
     "gpusim.views.sharing": ["compare_sharing", "format_isolation_table", "format_sharing_summary",
                              "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
                              "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",

@@ -17,7 +17,8 @@ from gpusim.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
-         "capacity-reclaim", "native-gang"]
+         "capacity-reclaim", "native-gang",
+         "volcano-gang", "volcano-queues"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default

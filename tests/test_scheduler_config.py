@@ -266,7 +266,7 @@ def test_explain_shows_weighted_scores():
 def test_pod_for_unknown_scheduler_is_left_pending_and_second_profile_schedules():
     cfg = CFG + "profiles: [{schedulerName: default-scheduler}, {schedulerName: gpu-binpack}]\n"
     r = run(text="---\n".join([cfg, POOL, gpu_pod("mine", 1, scheduler="gpu-binpack"),
-                               gpu_pod("nobody", 1, scheduler="volcano")]))
+                               gpu_pod("nobody", 1, scheduler="my-scheduler")]))
     assert r.pod("mine").status.phase == "Running"
     sched = next(e for e in r.events.log if e.reason == "Scheduled")
     assert sched.source == "gpu-binpack"

@@ -12,6 +12,7 @@ import yaml
 
 from ..hardware import CATALOG, GPUModel
 from .batch_v1 import Job
+from . import batch_volcano_sh_v1alpha1 as vcbatch, scheduling_volcano_sh_v1beta1 as vcsched
 from .core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, Pod
 from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
@@ -37,6 +38,9 @@ KINDS: dict[tuple[str, str], type] = {
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): PodGroup,
     ("scheduling.x-k8s.io/v1alpha1", "ElasticQuota"): ElasticQuota,
     ("scheduling.k8s.io/v1alpha1", "Workload"): Workload,   # alpha: needs featureGates.GenericWorkload
+    ("scheduling.volcano.sh/v1beta1", "Queue"): vcsched.Queue,
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): vcsched.PodGroup,
+    ("batch.volcano.sh/v1alpha1", "Job"): vcbatch.Job,
 }
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
@@ -492,6 +496,9 @@ def _validate_objects(sc: Scenario) -> None:
     namespaces = set(BUILTIN_NAMESPACES) | {n.metadata.name for n in sc.namespaces}
     if sc.cluster_policy is not None:
         namespaces.add(OPERATOR_NAMESPACE)   # the operator's installation creates it
+    from . import volcano_validation
+    if volcano_validation.needed(sc):
+        namespaces.add(volcano_validation.NAMESPACE)   # Volcano's installation creates it
     classes = dict(SYSTEM_PRIORITY_CLASSES)
     defaults = []
     for pc in sc.priority_classes:
@@ -545,6 +552,7 @@ def _validate_objects(sc: Scenario) -> None:
     for job in sc.jobs:
         _raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
+    volcano_validation.validate(sc, namespaces, classes)
     for action in sc.actions:
         s, src = action.spec, sc.source(action)
         if s.type not in ACTION_TYPES:

@@ -29,7 +29,7 @@ from ..api.duration import parse_duration
 from ..api.validation import (ANNOTATION_STEP_TIME, ANNOTATION_TRAINING_GROUP, ANNOTATION_TRAINING_STEPS,
                               ANNOTATION_TRAINING_WORKERS)
 
-JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name", "volcano.sh/job-name")   # batch/v1, Volcano
 
 
 def is_training(pod) -> bool:
