@@ -310,3 +310,64 @@ def compare(w: MultiTenant = MultiTenant(), policies: tuple[str, ...] = POLICIES
 def parse_seconds(s: str) -> float:
     from .api.duration import parse_duration
     return parse_duration(s)
+
+
+# Where each stack sits (chapter 03): a fact of the architecture, not a measurement.
+PLACEMENT = {
+    "default": "kube-scheduler alone",
+    "scheduler-plugins": "plugins inside kube-scheduler",
+    "volcano": "a second scheduler (schedulerName: volcano)",
+    "kueue": "admission above kube-scheduler (suspend/unsuspend Jobs)",
+}
+
+
+def _fmt_s(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x:,.0f} s"
+
+
+def tradeoffs(rows: list[Measured]) -> dict[str, list[str]]:
+    """What the measurements say about each policy, relative to the others (generated, not typed):
+    best/worst on B's wait, A's completion, waste, utilization, fairness; gangs broken; jobs lost."""
+    notes: dict[str, list[str]] = {m.policy: [] for m in rows}
+
+    def rank(key, label_best: str, label_worst: str, lower_is_better: bool = True, tol: float = 0.05) -> None:
+        vals = [(key(m), m.policy) for m in rows if key(m) is not None]
+        if len(vals) < 2:
+            return
+        best = min(v for v, _ in vals) if lower_is_better else max(v for v, _ in vals)
+        worst = max(v for v, _ in vals) if lower_is_better else min(v for v, _ in vals)
+        if abs(worst - best) <= tol * max(abs(best), abs(worst), 1e-9):
+            return                                            # no real difference
+        for v, p in vals:
+            if abs(v - best) <= tol * max(abs(best), 1e-9):
+                notes[p].append(label_best)
+            elif abs(v - worst) <= tol * max(abs(worst), 1e-9):
+                notes[p].append(label_worst)
+
+    rank(lambda m: m.b_wait_mean, "B waits least", "B waits longest")
+    rank(lambda m: m.a_jct_mean, "A finishes soonest", "A finishes last")
+    rank(lambda m: m.fairness, "fairest shares", "least fair", lower_is_better=False)
+    rank(lambda m: m.utilization, "highest utilization", "lowest utilization", lower_is_better=False, tol=0.01)
+    for m in rows:
+        if m.wasted_gpu_hours >= 0.1:
+            notes[m.policy].append(f"partial gangs waste {m.wasted_gpu_hours:.1f} GPU-h")
+        if m.a_unfinished:
+            notes[m.policy].append(f"{m.a_unfinished} training job(s) never finish")
+        if m.evictions:
+            notes[m.policy].append(f"{m.evictions} evictions")
+    return notes
+
+
+def selection_table(rows: list[Measured]) -> str:
+    """The 定位与取舍 table of chapter 05, as Markdown, from ``compare``'s measurements."""
+    notes = tradeoffs(rows)
+    head = ("| policy | where it runs | B wait (mean / max) | A JCT (mean) | wasted GPU-h | utilization "
+            "| fairness (Jain) | evictions | trade-offs (from the numbers) |")
+    lines = [head, "|" + "---|" * 9]
+    for m in rows:
+        lines.append(f"| {m.policy} | {PLACEMENT[m.policy]} | {_fmt_s(m.b_wait_mean)} / {_fmt_s(m.b_wait_max)}"
+                     + (f" ({m.b_unserved} never)" if m.b_unserved else "")
+                     + f" | {_fmt_s(m.a_jct_mean)}" + (f" ({m.a_unfinished} unfinished)" if m.a_unfinished else "")
+                     + f" | {m.wasted_gpu_hours:.2f} | {m.utilization:.0%} | {m.fairness:.2f} | {m.evictions} | "
+                     + ("; ".join(notes[m.policy]) or "—") + " |")
+    return "\n".join(lines)
