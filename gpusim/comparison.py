@@ -20,7 +20,7 @@ them with gpusim.metrics. Nothing here changes how any component behaves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import yaml
 
@@ -175,6 +175,11 @@ def _volcano(w: MultiTenant) -> list[dict]:
                         "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
                         "data": {"volcano-scheduler.conf": VOLCANO_CONF if w.reclaim
                                  else VOLCANO_CONF.replace(", reclaim", "")}}]
+    # Volcano's reclaim (and preempt) only evict tasks marked volcano.sh/preemptable: "true"
+    # (vc:pkg/scheduler/actions/reclaim/reclaim.go skips tasks with !task.Preemptable; the annotation
+    # defaults to false, vc:pkg/scheduler/api/pod_info.go GetPodPreemptable); "reclaim on" therefore
+    # marks every Job preemptable, as examples/volcano-queues.yaml does for its elastic job.
+    job_annotations = {"volcano.sh/preemptable": "true"} if w.reclaim else {}
     for t in w.teams:
         spec: dict = {"weight": t.weight, "reclaimable": True}
         if t.borrowing_limit is not None:
@@ -185,7 +190,7 @@ def _volcano(w: MultiTenant) -> list[dict]:
                                  + [(j, j.replicas, _inference_template(j, {}), 1) for j in t.inference]):
             out.append({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
                         "metadata": {"name": j.name, "namespace": t.name,
-                                     "annotations": {"gpusim.io/submit-at": j.submit_at}},
+                                     "annotations": {"gpusim.io/submit-at": j.submit_at, **job_annotations}},
                         "spec": {"schedulerName": "volcano", "queue": t.name, "minAvailable": mins,
                                  "tasks": [{"name": "worker", "replicas": n, "template": tmpl}]}})
     return out
@@ -371,3 +376,125 @@ def selection_table(rows: list[Measured]) -> str:
                      + f" | {m.wasted_gpu_hours:.2f} | {m.utilization:.0%} | {m.fairness:.2f} | {m.evictions} | "
                      + ("; ".join(notes[m.policy]) or "—") + " |")
     return "\n".join(lines)
+
+
+
+# --- knobs, summaries and plots for chapter 05 §9 --------------------------------------------------------------
+_KEEP: Any = object()
+
+
+def with_knobs(w: MultiTenant = MultiTenant(), weights: Optional[Sequence[int]] = None,
+               guaranteed: Optional[Sequence[int]] = None, borrowing_limit: Any = _KEEP,
+               reclaim: Optional[bool] = None) -> MultiTenant:
+    """``w`` with the policy knobs changed: ``weights`` and ``guaranteed`` GPUs per team (in ``w.teams``
+    order), one ``borrowing_limit`` for every team (None = may borrow all unused quota), ``reclaim``."""
+    teams = list(w.teams)
+    for key, values in (("weight", weights), ("guaranteed", guaranteed)):
+        if values is None:
+            continue
+        if len(values) != len(teams):
+            raise ValueError(f"{key}: {len(values)} values for {len(teams)} teams")
+        if any(v < 0 for v in values):
+            raise ValueError(f"{key}: values must be ≥ 0, got {list(values)}")
+        teams = [replace(t, **{key: int(v)}) for t, v in zip(teams, values)]
+    if borrowing_limit is not _KEEP:
+        if borrowing_limit is not None and borrowing_limit < 0:
+            raise ValueError(f"borrowing_limit must be ≥ 0 or None, got {borrowing_limit}")
+        teams = [replace(t, borrowing_limit=borrowing_limit) for t in teams]
+    return replace(w, teams=tuple(teams), reclaim=w.reclaim if reclaim is None else reclaim)
+
+
+def describe(m: Measured) -> str:
+    """A few lines on one policy's measurements (what §9's widget prints)."""
+    unserved = f" ({m.b_unserved} never served)" if m.b_unserved else ""
+    unfinished = f" ({m.a_unfinished} unfinished)" if m.a_unfinished else ""
+    shares = ", ".join(f"{k} {v:.0%}" for k, v in sorted(m.shares.items()))
+    return "\n".join([
+        f"policy: {m.policy} — {PLACEMENT[m.policy]}",
+        f"team B wait (submit → all replicas running): mean {_fmt_s(m.b_wait_mean)}, max {_fmt_s(m.b_wait_max)}"
+        + unserved,
+        f"team A training JCT: mean {_fmt_s(m.a_jct_mean)}{unfinished}; wasted {m.wasted_gpu_hours:.2f} GPU-h",
+        f"utilization {m.utilization:.0%}; GPU share in the {CONTENTION_WINDOW / 60:.0f} min after B arrives: "
+        f"{shares}; Jain {m.fairness:.2f}; evictions {m.evictions}",
+    ])
+
+
+def plot_outcomes(rows: list[Measured], axes: Any = None) -> Any:
+    """Two bar charts per policy: team B's wait (mean bar, max marker, minutes) and wasted GPU-hours."""
+    import matplotlib.pyplot as plt
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+    names = [m.policy for m in rows]
+    x = list(range(len(rows)))
+    mean = [(m.b_wait_mean or 0.0) / 60 for m in rows]
+    ax = axes[0]
+    bars = ax.bar(x, mean, color="#6baed6")
+    ax.plot(x, [(m.b_wait_max or 0.0) / 60 for m in rows], "v", color="black", label="max")
+    for b, m in zip(bars, rows):
+        if m.b_unserved:
+            ax.annotate(f"{m.b_unserved} never", (b.get_x() + b.get_width() / 2, b.get_height()),
+                        ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, names)
+    ax.set_ylabel("minutes")
+    ax.set_title("Team B: submit → all replicas running")
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    ax.bar(x, [m.wasted_gpu_hours for m in rows], color="#e6550d")
+    ax.set_xticks(x, names)
+    ax.set_ylabel("GPU-hours")
+    ax.set_title("Team A: GPU-hours held by incomplete gangs")
+    for a in axes:
+        a.tick_params(axis="x", labelsize=8)
+    return axes
+
+
+def plot_shares(rows: list[Measured], w: MultiTenant = MultiTenant(), axes: Any = None) -> Any:
+    """Per policy, each team's share of the cluster's GPUs over time (stacked), B's first submission marked."""
+    import matplotlib.pyplot as plt
+    from .views.tenancy import plot_tenant_share
+    if axes is None:
+        _, axes = plt.subplots(len(rows), 1, figsize=(9, 1.9 * len(rows)), sharex=True, squeeze=False)
+        axes = [a[0] for a in axes]
+    b_first = min((parse_seconds(j.submit_at) for t in w.teams for j in t.inference), default=None)
+    from .metrics import allocations
+    end = 1.02 * max((a.end for m in rows for a in allocations(m.result)), default=1.0)
+    for ax, m in zip(axes, rows):
+        plot_tenant_share(m.result, ax=ax)
+        ax.set_xlim(0, end)
+        if b_first is not None:
+            ax.axvline(b_first, color="black", linestyle=":", linewidth=1)
+        ax.set_title(f"{m.policy}: GPU share per team", fontsize=9)
+        ax.set_xlabel("")
+        ax.set_ylabel("share", fontsize=8)
+    axes[-1].set_xlabel("simulated time (s); dotted line: team B's first inference Job")
+    return axes
+
+
+def explore(policy: str = "kueue", weight_a: int = 1, weight_b: int = 1, guaranteed_b: int = 16,
+            borrowing_limit: int = -1, reclaim: bool = True, w: MultiTenant = MultiTenant()) -> Measured:
+    """Run one policy with the widget's knobs (team A is guaranteed the rest of the cluster; a negative
+    ``borrowing_limit`` means unlimited), print ``describe`` and draw the share plot."""
+    import matplotlib.pyplot as plt
+    if not 0 <= guaranteed_b <= w.total_gpus:
+        raise ValueError(f"guaranteed_b must be within 0..{w.total_gpus}, got {guaranteed_b}")
+    v = with_knobs(w, weights=(weight_a, weight_b), guaranteed=(w.total_gpus - guaranteed_b, guaranteed_b),
+                   borrowing_limit=None if borrowing_limit < 0 else borrowing_limit, reclaim=reclaim)
+    [m] = compare(v, (policy,))
+    print(describe(m))
+    plot_shares([m], v)
+    plt.show()
+    return m
+
+
+def policy_widget(w: MultiTenant = MultiTenant()) -> Any:
+    """ipywidgets controls for ``explore`` (needs a running Jupyter kernel)."""
+    import ipywidgets as widgets
+    total = w.total_gpus
+    return widgets.interactive(
+        lambda policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim: explore(
+            policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, w) and None,
+        policy=widgets.Dropdown(options=list(POLICIES), value="kueue"),
+        weight_a=widgets.IntSlider(1, 1, 8), weight_b=widgets.IntSlider(1, 1, 8),
+        guaranteed_b=widgets.IntSlider(total // 2, 0, total, w.gpus_per_node // 2),
+        borrowing_limit=widgets.IntSlider(-1, -1, total, 1, description="borrow (−1 = ∞)"),
+        reclaim=widgets.Checkbox(True))

@@ -1,0 +1,89 @@
+"""gpusim.comparison: the knobs reach the YAML each policy stack reads, Volcano's reclaim switch really
+changes who gets the GPUs, and the chapter's summaries and plots show the measured numbers."""
+import matplotlib
+import pytest
+import yaml
+
+matplotlib.use("Agg")
+
+from gpusim import comparison as c  # noqa: E402
+
+
+def _docs(policy, w):
+    return [d for d in yaml.safe_load_all(c.scenario(policy, w)) if d]
+
+
+def _kind(docs, kind):
+    return [d for d in docs if d.get("kind") == kind]
+
+
+@pytest.mark.parametrize("limit, expect_max", [(None, 32), (0, 8), (4, 12)])
+def test_borrowing_limit_sets_elastic_quota_max(limit, expect_max):
+    w = c.with_knobs(guaranteed=(24, 8), borrowing_limit=limit)
+    eq = {d["metadata"]["namespace"]: d["spec"] for d in _kind(_docs("scheduler-plugins", w), "ElasticQuota")}
+    assert eq["team-b"]["min"] == {c.GPU: 8}
+    assert eq["team-b"]["max"] == {c.GPU: expect_max}
+
+
+@pytest.mark.parametrize("limit", [None, 0, 4])
+def test_borrowing_limit_and_weights_in_kueue_and_volcano(limit):
+    w = c.with_knobs(weights=(1, 3), borrowing_limit=limit)
+    cqs = {d["metadata"]["name"]: d["spec"] for d in _kind(_docs("kueue", w), "ClusterQueue")}
+    res = cqs["team-b"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert res.get("borrowingLimit") == limit and cqs["team-b"]["fairSharing"] == {"weight": 3}
+    queues = {d["metadata"]["name"]: d["spec"] for d in _kind(_docs("volcano", w), "Queue")}
+    assert queues["team-b"]["weight"] == 3 and queues["team-a"]["weight"] == 1
+    assert ("capability" in queues["team-b"]) == (limit is not None)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"weights": (1,)}, "weight: 1 values for 2 teams"),
+    ({"guaranteed": (-1, 4)}, "guaranteed: values must be ≥ 0"),
+    ({"borrowing_limit": -2}, "borrowing_limit must be ≥ 0 or None"),
+])
+def test_with_knobs_rejects_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        c.with_knobs(**kwargs)
+
+
+@pytest.mark.parametrize("reclaim", [True, False])
+def test_volcano_reclaim_switch_marks_jobs_preemptable(reclaim):
+    docs = _docs("volcano", c.with_knobs(reclaim=reclaim))
+    conf = _kind(docs, "ConfigMap")[0]["data"]["volcano-scheduler.conf"]
+    jobs = [d for d in _kind(docs, "Job") if d["apiVersion"].startswith("batch.volcano.sh")]
+    assert ("reclaim" in conf.split("\n")[0]) == reclaim
+    assert all((j["metadata"]["annotations"].get("volcano.sh/preemptable") == "true") == reclaim for j in jobs)
+
+
+def test_volcano_reclaim_serves_team_b_sooner():
+    on, = c.compare(c.with_knobs(reclaim=True), ("volcano",))
+    off, = c.compare(c.with_knobs(reclaim=False), ("volcano",))
+    assert on.evictions > 0 and off.evictions == 0
+    assert on.b_wait_mean < off.b_wait_mean
+    assert on.shares["team-b"] > off.shares["team-b"]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return c.compare(policies=("default", "scheduler-plugins"))
+
+
+def test_describe_and_selection_table_show_the_measurements(rows):
+    text = c.describe(rows[0])
+    assert text.startswith("policy: default — kube-scheduler alone")
+    assert f"{rows[0].b_wait_mean:,.0f} s" in text and f"wasted {rows[0].wasted_gpu_hours:.2f} GPU-h" in text
+    table = c.selection_table(rows).split("\n")
+    assert len(table) == 2 + len(rows) and table[2].startswith("| default |")
+
+
+def test_plot_outcomes_bars_are_the_measured_values(rows):
+    a, b = c.plot_outcomes(rows)
+    assert [p.get_height() for p in a.patches] == pytest.approx([m.b_wait_mean / 60 for m in rows])
+    assert [p.get_height() for p in b.patches] == pytest.approx([m.wasted_gpu_hours for m in rows])
+    assert [t.get_text() for t in b.get_xticklabels()] == ["default", "scheduler-plugins"]
+
+
+def test_plot_shares_one_panel_per_policy(rows):
+    axes = c.plot_shares(rows)
+    assert [ax.get_title() for ax in axes] == ["default: GPU share per team", "scheduler-plugins: GPU share per team"]
+    assert all(ax.get_xlim()[1] < rows[0].result.end for ax in axes)   # cut at the last allocation, not at `until`
