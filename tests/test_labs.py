@@ -263,3 +263,46 @@ def test_gang_unknown_group_fails():
     from gpusim.labs import check_gang
     c = check_gang(run(text=GANG), "nope")
     assert not c.passed and c.lines == ["✗ 找不到训练组 default/nope（没有带 gpusim.io/training-* 注解的 Pod）"]
+
+
+# --- lab 02, the Volcano fix: the same workload as a Volcano Job (batch.volcano.sh/v1alpha1) ----------------
+
+def gang_volcano(min_available: int = 8, scheduler_name: str | None = "volcano") -> str:
+    job = GANG.index("---\napiVersion: batch/v1\nkind: Job")
+    spec = (f"  schedulerName: {scheduler_name}\n" if scheduler_name else "") + f"  minAvailable: {min_available}\n"
+    return GANG[:job] + (
+        "---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n"
+        "metadata: {name: llm-pretrain, annotations: {gpusim.io/submit-at: 10s}}\n"
+        "spec:\n" + spec +
+        "  tasks:\n  - name: worker\n    replicas: 8\n    template:\n      metadata:\n"
+        '        annotations: {gpusim.io/training-workers: "8", gpusim.io/training-steps: "1000", '
+        "gpusim.io/step-time: 1.8s}\n"
+        "      spec:\n        restartPolicy: Never\n        containers:\n"
+        "        - {name: worker, image: nvcr.io/nvidia/pytorch:24.08-py3, "
+        "resources: {limits: {nvidia.com/gpu: 1}}}\n")
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(scheduler_name=None)])
+def test_gang_with_a_volcano_job_passes(kwargs):
+    # schedulerName left out is defaulted to volcano by the Job webhook (mutate_job.go patchDefaultScheduler)
+    from gpusim.labs import check_gang
+    r = run(text=gang_volcano(**kwargs))
+    c = check_gang(r, "llm-pretrain")
+    assert c.passed, str(c)
+    assert "✓ 训练组 default/llm-pretrain：8 个 worker，8 个 Pod" in c.lines       # grouped by volcano.sh/job-name
+    assert "· 调度器（Pod 的 schedulerName）：volcano × 8" in c.lines
+    assert any(line.startswith("· 已完成：t=5403s") and "首个 worker 启动于 t=3603s" in line for line in c.lines)
+    assert sorted(p.metadata.name for p in r.pods() if p.metadata.name.startswith("llm")) == \
+        [f"llm-pretrain-worker-{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize("kwargs, scheduler", [
+    (dict(min_available=4), "volcano × 8"),                      # a gang of 4: 7 workers fit, so they start
+    (dict(scheduler_name="default-scheduler"), "default-scheduler × 8"),   # kube-scheduler places one at a time
+])
+def test_gang_volcano_false_fixes_fail(kwargs, scheduler):
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=gang_volcano(**kwargs)), "llm-pretrain")
+    assert not c.passed, str(c)
+    assert any(line.startswith("✗ 部分启动：") and "只有 7/8 个 worker 占着 GPU" in line for line in c.lines), str(c)
+    assert f"· 调度器（Pod 的 schedulerName）：{scheduler}" in c.lines

@@ -176,6 +176,10 @@ def _partial_spans(over_time, workers: int, end: float) -> list[tuple[float, flo
 def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
     """Check lab 02 from a finished run: the training group ``group`` never started partially.
 
+    The group is what :func:`gpusim.workloads.training.training_group` says: a batch/v1 Job's pods
+    (``batch.kubernetes.io/job-name``) or a Volcano Job's (``volcano.sh/job-name``), so the check is the
+    same whichever fix the learner chose — Coscheduling in kube-scheduler or a Volcano Job.
+
     PASS when at no moment (longer than :data:`GANG_PARTIAL_TOLERANCE_S`) some but not all of the
     group's workers held GPUs, and the wasted GPU-hours of :func:`training_report` are ≈ 0 (below
     :data:`GANG_WASTE_TOLERANCE_H`: the ~1 s container start after admission). Whether the job
@@ -189,6 +193,13 @@ def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
         return CheckResult(False, c.lines, title)
     n = rep["workers"]
     c.add(len(rep["pods"]) >= n, f"训练组 {namespace}/{group}：{n} 个 worker，{len(rep['pods'])} 个 Pod")
+    by = {}
+    for name in rep["pods"]:
+        pod = result.pod(name, namespace)
+        if pod is not None:
+            by[pod.spec.scheduler_name] = by.get(pod.spec.scheduler_name, 0) + 1
+    if by:
+        c.lines.append("· 调度器（Pod 的 schedulerName）：" + "，".join(f"{k} × {v}" for k, v in sorted(by.items())))
     spans = _partial_spans(rep["gpus_held_over_time"], n, result.end)
     long = [s for s in spans if s[1] - s[0] > GANG_PARTIAL_TOLERANCE_S]
     if long:
