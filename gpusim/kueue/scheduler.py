@@ -69,6 +69,8 @@ class Kueue:
                                    config.preemption_strategies)
         self._seq = 0
         self._kicked = False
+        self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
+        self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
         self.cycles = 0
         for obj in [*self.flavors.values(), *objects.get("Cohort", []), *self.cluster_queues.values(),
                     *self.local_queues.values(), *objects.get("WorkloadPriorityClass", [])]:
@@ -127,7 +129,11 @@ class Kueue:
             elif ev.type == DELETED:
                 info = self.workloads.pop(key, None)
                 if info is not None:
-                    self.queues[info.cq].delete(key)
+                    q = self.queues[info.cq]
+                    if key in q._in_heap or key in q.inadmissible:
+                        self._lq(info)[0] -= 1
+                        self._dirty.add(info.cq)
+                    q.delete(key)
                     if info.reserved_at is not None:
                         self._release(info)
             else:
@@ -151,8 +157,19 @@ class Kueue:
         info.job = self.jobs.get(wl.metadata.name)
         self.workloads[info.key] = info
         if wl.spec.active and not wl.is_true(FINISHED):
-            self.queues[info.cq].push(info)
-            self.kick()
+            self._push(info)
+
+    def _lq(self, info: Info) -> list[int]:
+        return self._lq_counts[(info.obj.metadata.namespace, info.obj.spec.queue_name)]
+
+    def _push(self, info: Info) -> None:
+        """Into the ClusterQueue's heap (pending), and run a cycle."""
+        q = self.queues[info.cq]
+        if info.key not in q._in_heap and info.key not in q.inadmissible:
+            self._lq(info)[0] += 1
+        q.push(info)
+        self._dirty.add(info.cq)
+        self.kick()
 
     # --- the scheduling loop -----------------------------------------------------------------------------
     def kick(self) -> None:
@@ -168,6 +185,8 @@ class Kueue:
         touched: set[str] = set()
         while self.schedule(touched):
             pass
+        touched |= self._dirty
+        self._dirty = set()
         self._update_queue_status(sorted(touched))
 
     def _namespace_matches(self, cq: Any, ns: str) -> bool:
@@ -286,6 +305,9 @@ class Kueue:
             self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
         info.reserved_at = now
         self.admitted[info.cq][info.key] = info
+        counts = self._lq(info)
+        counts[0] -= 1
+        counts[1] += 1
         wl.status.admission = Admission(info.cq, [
             PodSetAssignment(p.name, dict(p.flavors), {fr[1]: resources.quantity(fr[1], v) for fr, v in p.usage.items()},
                              ps.count) for p, ps in zip(a.pod_sets, wl.spec.pod_sets)])
@@ -320,7 +342,10 @@ class Kueue:
             self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
         info.usage = {}
         info.reserved_at = None
-        self.admitted[info.cq].pop(info.key, None)
+        if self.admitted[info.cq].pop(info.key, None) is not None:
+            self._lq(info)[1] -= 1
+        self._dirty.add(info.cq)
+        self.kick()
         self._requeue_cohort(info.cq)
 
     def _requeue_cohort(self, cq: str) -> None:
@@ -360,7 +385,7 @@ class Kueue:
         self._evict(victim, EVICTED_BY_PREEMPTION, message)
         set_condition(wl, REQUEUED, "True", EVICTED_BY_PREEMPTION, message, self.ctx.now)
         self.ctx.api.update(wl)
-        self.queues[victim.cq].push(victim)
+        self._push(victim)
 
     def job_changed(self, wl: Workload, job: Any) -> None:
         """Job status → PodsReady / Finished on its Workload."""
@@ -421,8 +446,7 @@ class Kueue:
             return
         set_condition(wl, REQUEUED, "True", "BackoffFinished", "The workload backoff was finished", self.ctx.now)
         self.ctx.api.update(wl)
-        self.queues[info.cq].push(info)
-        self.kick()
+        self._push(info)
 
     # --- status ------------------------------------------------------------------------------------------
     def _update_queue_status(self, names: list[str]) -> None:
@@ -448,14 +472,15 @@ class Kueue:
                 share = node.weighted_share()
                 st.fair_sharing = {"weightedShare": share if math.isinf(share) else math.ceil(share)}
             self.ctx.api.update(cq)
-        for (ns, lname), lq in sorted(self.local_queues.items()):
-            if lq.spec.cluster_queue not in names:
+        wanted = set(names)
+        for key, lq in sorted(self.local_queues.items()):
+            if lq.spec.cluster_queue not in wanted:
                 continue
-            mine = [i for i in self.workloads.values() if i.obj.metadata.namespace == ns and i.obj.spec.queue_name == lname]
-            lq.status.admitted_workloads = lq.status.reserving_workloads = sum(1 for i in mine if i.reserved_at is not None)
-            lq.status.pending_workloads = sum(1 for i in mine if i.reserved_at is None and i.obj.spec.active
-                                              and not i.obj.is_true(FINISHED))
-            self.ctx.api.update(lq)
+            pending, admitted = self._lq_counts[key]
+            if (lq.status.pending_workloads, lq.status.admitted_workloads) != (pending, admitted):
+                lq.status.pending_workloads = pending
+                lq.status.admitted_workloads = lq.status.reserving_workloads = admitted
+                self.ctx.api.update(lq)
 
 
 def _flavor_resources(cq: Any) -> list[tuple[str, str]]:
