@@ -39,6 +39,9 @@ class Node:
     subtree: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     weight: float = 1.0
+    _potential: dict[FlavorResource, int] = field(default_factory=dict, repr=False)
+    _root: Optional["Node"] = field(default=None, repr=False)
+    version: int = 0          # bumped on the root whenever usage anywhere in the tree changes
 
     def guaranteed(self, fr: FlavorResource) -> int:
         ll = self.lending_limit.get(fr)
@@ -58,6 +61,13 @@ class Node:
         return max(0, g - u) + parent_available
 
     def potential_available(self, fr: FlavorResource) -> int:
+        """Depends on quotas only, which do not change during a run: computed once per fr."""
+        cached = self._potential.get(fr)
+        if cached is None:
+            cached = self._potential[fr] = self._potential_available(fr)
+        return cached
+
+    def _potential_available(self, fr: FlavorResource) -> int:
         if self.parent is None:
             return self.subtree.get(fr, 0)
         g = self.guaranteed(fr)
@@ -68,6 +78,7 @@ class Node:
         return g + parent_potential
 
     def add_usage(self, fr: FlavorResource, delta: int) -> None:
+        self.root().version += 1
         node: Optional[Node] = self
         while node is not None and delta:
             g = node.guaranteed(fr)
@@ -85,10 +96,12 @@ class Node:
         return self.usage.get(fr, 0) > self.subtree.get(fr, 0)
 
     def root(self) -> "Node":
-        node = self
-        while node.parent is not None:
-            node = node.parent
-        return node
+        if self._root is None:
+            node = self
+            while node.parent is not None:
+                node = node.parent
+            self._root = node
+        return self._root
 
     def path(self) -> str:
         """``/<root cohort>/.../<name>`` (UNVERIFIED: the exact preemptor/preemptee path format)."""

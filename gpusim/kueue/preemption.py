@@ -13,8 +13,10 @@ the workload ≤ share of the target CQ without the candidate; LessThanInitialSh
 """
 from __future__ import annotations
 
+import bisect
+import heapq
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from .cache import Node
 from .resources import FlavorResource
@@ -36,44 +38,61 @@ class Policy:
     max_priority_threshold: Optional[int] = None
 
 
-def _ordering_key(c: Info, own_cq: str) -> tuple:
-    """common/ordering.go CandidatesOrdering: other CQs first, lower priority, most recent reservation, UID."""
-    return (c.cq == own_cq, c.priority, -(c.reserved_at or 0.0), c.uid)
-
-
 class Preemptor:
     def __init__(self, nodes: dict[str, Node], admitted: dict[str, dict[str, Info]], policies: dict[str, Policy],
                  fair_sharing: bool = False, strategies: tuple[str, ...] = ()):
         self.nodes, self.admitted, self.policies = nodes, admitted, policies
         self.fair_sharing, self.strategies = fair_sharing, strategies
+        # admitted workloads of each CQ kept in candidate order (priority, newest reservation first, UID), so
+        # candidates stream out lazily and the greedy search stops as soon as the preemptor fits
+        self._ordered: dict[str, list[tuple[tuple, Info]]] = {n: [] for n in nodes}
+        self._cohort: dict[str, list[str]] = {}
+        for name, node in sorted(nodes.items()):
+            if node.parent is not None:
+                root = node.root()
+                self._cohort[name] = sorted(n for n, o in nodes.items() if o.root() is root and n != name)
+
+    @staticmethod
+    def _key(c: Info) -> tuple:
+        return (c.priority, -(c.reserved_at or 0.0), c.uid)
+
+    def admitted_added(self, c: Info) -> None:
+        bisect.insort(self._ordered[c.cq], (self._key(c), c), key=lambda e: e[0])
+
+    def admitted_removed(self, c: Info) -> None:
+        lst = self._ordered[c.cq]
+        k = self._key(c)
+        i = bisect.bisect_left(lst, k, key=lambda e: e[0])
+        while i < len(lst) and lst[i][1] is not c:
+            i += 1
+        if i < len(lst):
+            del lst[i]
 
     # --- candidates ----------------------------------------------------------------------------------------
-    def candidates(self, wl: Info, frs: set[FlavorResource]) -> list[Info]:
-        cq = self.nodes[wl.cq]
+    def candidates(self, wl: Info, frs: set[FlavorResource], cohort: bool = True) -> Iterator[Info]:
+        """In CandidatesOrdering order: other CQs of the cohort that borrow first, then the preemptor's CQ."""
         pol = self.policies[wl.cq]
-        out: list[Info] = []
+        if cohort and pol.reclaim_within_cohort != "Never":
+            lists = [self._ordered[n] for n in self._cohort.get(wl.cq, ())
+                     if self._ordered[n] and any(self.nodes[n].is_borrowing(fr) for fr in frs)]
+            stream = lists[0] if len(lists) == 1 else heapq.merge(*lists, key=lambda e: e[0])
+            any_priority = pol.reclaim_within_cohort == "Any"
+            for _, c in stream:
+                if not any_priority and c.priority >= wl.priority:
+                    if len(lists) == 1:
+                        break
+                    continue
+                if frs.intersection(c.usage):
+                    yield c
         if pol.within_cluster_queue != "Never":
-            for c in self.admitted.get(wl.cq, {}).values():
+            newer_equal = pol.within_cluster_queue == "LowerOrNewerEqualPriority"
+            for _, c in self._ordered[wl.cq]:
+                if c.priority > wl.priority or (c.priority == wl.priority and not newer_equal):
+                    break
                 if c is wl or not frs.intersection(c.usage):
                     continue
-                if c.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority"
-                                                and c.priority == wl.priority and c.queued_at > wl.queued_at):
-                    out.append(c)
-        if cq.parent is not None and pol.reclaim_within_cohort != "Never":
-            root = cq.root()
-            for name in sorted(self.admitted):
-                other = self.nodes.get(name)
-                if name == wl.cq or other is None or other.root() is not root:
-                    continue
-                if not any(other.is_borrowing(fr) for fr in frs):
-                    continue
-                for c in self.admitted[name].values():
-                    if not frs.intersection(c.usage):
-                        continue
-                    if pol.reclaim_within_cohort == "Any" or c.priority < wl.priority:
-                        out.append(c)
-        out.sort(key=lambda c: _ordering_key(c, wl.cq))
-        return out
+                if c.priority < wl.priority or c.queued_at > wl.queued_at:
+                    yield c
 
     # --- fit checks on the live tree (targets are removed and put back) ------------------------------------
     @staticmethod
@@ -95,8 +114,8 @@ class Preemptor:
         for fr, v in c.usage.items():
             node.add_usage(fr, v)
 
-    def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: list[Info], allow_borrowing: bool,
-                 frs: set[FlavorResource]) -> list[Info]:
+    def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: Iterable[Info], allow_borrowing: bool,
+                 frs: set[FlavorResource], minimize: bool = True) -> list[Info]:
         cq = self.nodes[wl.cq]
         targets: list[Info] = []
         fits = False
@@ -112,7 +131,7 @@ class Preemptor:
             for c in targets:
                 self._restore(c)
             return []
-        for i in range(len(targets) - 2, -1, -1):
+        for i in range(len(targets) - 2, -1, -1) if minimize else ():
             self._restore(targets[i])
             if self._fits(cq, req, allow_borrowing):
                 targets.pop(i)
@@ -122,29 +141,30 @@ class Preemptor:
             self._restore(c)
         return targets
 
-    def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource]) -> list[Target]:
-        """preemption.go GetTargets for the flavor-resources that need preemption."""
-        candidates = self.candidates(wl, frs)
-        if not candidates:
-            return []
+    def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
+                    minimize: bool = True) -> list[Target]:
+        """preemption.go GetTargets for the flavor-resources that need preemption (``minimize=False``: only
+        whether any set of targets exists, as the flavor assigner's preemption oracle asks)."""
+        candidates = list(self.candidates(wl, frs)) if self.fair_sharing else self.candidates(wl, frs)
         cq = self.nodes[wl.cq]
         if self.fair_sharing and cq.parent is not None:
-            return self._fair(wl, req, frs, candidates)
+            return self._fair(wl, req, frs, candidates) if candidates else []
         pol = self.policies[wl.cq]
-        same = [c for c in candidates if c.cq == wl.cq]
         under_nominal = all(cq.usage.get(fr, 0) < cq.subtree.get(fr, 0) for fr in frs)
         borrows = any(cq.borrowing_with(fr, v) for fr, v in req.items())
         if pol.borrow_within_cohort != "Never":
-            cands = candidates
-            if not under_nominal and pol.max_priority_threshold is not None:
-                cands = [c for c in candidates if c.cq == wl.cq or c.priority <= pol.max_priority_threshold]
-            cands = [c for c in cands if c.cq == wl.cq or c.priority < wl.priority] if not under_nominal else cands
-            return self._label(wl, self._minimal(wl, req, cands, True, frs), borrows)
+            cands: Iterable[Info] = candidates
+            if not under_nominal:
+                limit = pol.max_priority_threshold
+                cands = (c for c in candidates if c.cq == wl.cq or (
+                    c.priority < wl.priority and (limit is None or c.priority <= limit)))
+            return self._label(wl, self._minimal(wl, req, cands, True, frs, minimize), borrows)
         if under_nominal:
-            targets = self._minimal(wl, req, candidates, False, frs)
+            targets = self._minimal(wl, req, candidates, False, frs, minimize)
             if targets:
                 return self._label(wl, targets, False)
-        return self._label(wl, self._minimal(wl, req, same, True, frs), borrows)
+        same = self.candidates(wl, frs, cohort=False)
+        return self._label(wl, self._minimal(wl, req, same, True, frs, minimize), borrows)
 
     def _label(self, wl: Info, targets: list[Info], borrowing: bool) -> list[Target]:
         out = []
@@ -216,4 +236,4 @@ class Preemptor:
 
     def oracle(self, wl: Info) -> Callable[[FlavorResource, int], bool]:
         """preemption_oracle.go SimulatePreemption: could preemption make ``val`` of fr fit?"""
-        return lambda fr, val: bool(self.get_targets(wl, {fr: val}, {fr}))
+        return lambda fr, val: bool(self.get_targets(wl, {fr: val}, {fr}, minimize=False))

@@ -69,6 +69,8 @@ class Kueue:
                                    config.preemption_strategies)
         self._seq = 0
         self._kicked = False
+        self._ns_cache: dict[tuple[str, str], bool] = {}   # namespaces' labels do not change in gpusim
+        self._memo: dict[tuple, tuple] = {}         # (cq, signature) → (tree version, assignment, message)
         self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
         self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
         self.cycles = 0
@@ -130,10 +132,10 @@ class Kueue:
                 info = self.workloads.pop(key, None)
                 if info is not None:
                     q = self.queues[info.cq]
-                    if key in q._in_heap or key in q.inadmissible:
+                    if q.contains(info):
                         self._lq(info)[0] -= 1
                         self._dirty.add(info.cq)
-                    q.delete(key)
+                    q.delete(info)
                     if info.reserved_at is not None:
                         self._release(info)
             else:
@@ -155,6 +157,7 @@ class Kueue:
                     [pod_set_requests(ps) for ps in wl.spec.pod_sets], self._seq,
                     queued_at=wl.metadata.creation_timestamp or self.ctx.now)
         info.job = self.jobs.get(wl.metadata.name)
+        self._signature(info)
         self.workloads[info.key] = info
         if wl.spec.active and not wl.is_true(FINISHED):
             self._push(info)
@@ -165,7 +168,7 @@ class Kueue:
     def _push(self, info: Info) -> None:
         """Into the ClusterQueue's heap (pending), and run a cycle."""
         q = self.queues[info.cq]
-        if info.key not in q._in_heap and info.key not in q.inadmissible:
+        if not q.contains(info):
             self._lq(info)[0] += 1
         q.push(info)
         self._dirty.add(info.cq)
@@ -183,13 +186,23 @@ class Kueue:
     def _run_cycles(self) -> None:
         self._kicked = False
         touched: set[str] = set()
-        while self.schedule(touched):
-            pass
-        touched |= self._dirty
-        self._dirty = set()
-        self._update_queue_status(sorted(touched))
+        # as upstream's loop: cycles back to back while any ClusterQueue has a head
+        for _ in range(1_000_000):
+            if not self.schedule(touched):
+                break
+        else:
+            raise RuntimeError("kueue: scheduling cycles do not converge")
+        dirty, self._dirty = self._dirty, set()
+        self._update_queue_status(sorted(dirty))
 
     def _namespace_matches(self, cq: Any, ns: str) -> bool:
+        key = (cq.metadata.name, ns)
+        hit = self._ns_cache.get(key)
+        if hit is None:
+            hit = self._ns_cache[key] = self._namespace_matches_uncached(cq, ns)
+        return hit
+
+    def _namespace_matches_uncached(self, cq: Any, ns: str) -> bool:
         sel = cq.spec.namespace_selector
         if sel is None:
             return False    # nil selects no namespace
@@ -205,7 +218,7 @@ class Kueue:
                    for adm in self.admitted.values() for i in adm.values())
 
     def schedule(self, touched: set[str]) -> bool:
-        """One cycle. Returns whether it changed anything (so another cycle may admit more)."""
+        """One cycle. Returns whether it ran (some ClusterQueue had a head)."""
         if self._blocked_by_pods_ready():
             return False
         heads = []
@@ -226,9 +239,21 @@ class Kueue:
                 entries.append((info, None, NAMESPACE_MISMATCH))
                 continue
             node = self.nodes[info.cq]
+            # A nomination is a pure function of the workload's requests/priority/pod constraints and the
+            # cohort tree's usage: while that usage is unchanged, an identical workload that did not fit still
+            # does not (gpusim's shortcut; upstream evaluates each head afresh).
+            memo_key = (info.cq, info.signature)
+            version = node.root().version
+            hit = self._memo.get(memo_key)
+            if hit is not None and hit[0] == version:
+                entries.append((info, hit[1], hit[2]))
+                continue
             reqs = [(ps.name, r, ps.template.spec) for ps, r in zip(info.obj.spec.pod_sets, info.requests)]
             a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info))
-            entries.append((info, a, a.message()))
+            msg = a.message()
+            if a.mode == NO_FIT:
+                self._memo[memo_key] = (version, a, msg)
+            entries.append((info, a, msg))
         if self.config.fair_sharing:
             def key(e):
                 info, a, _ = e
@@ -276,7 +301,20 @@ class Kueue:
                 continue
             self._admit(info, a)
             progressed = True
-        return progressed
+        return True
+
+    def _signature(self, info: Info) -> None:
+        """What a nomination depends on besides the tree's usage (the queue-order time only where
+        LowerOrNewerEqualPriority makes it matter; a workload that cannot fit never becomes unique)."""
+        parts = []
+        for ps, req in zip(info.obj.spec.pod_sets, info.requests):
+            spec = ps.template.spec
+            parts.append((ps.name, tuple(sorted(req.items())), tuple(sorted(spec.node_selector.items())),
+                          tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations)))
+        sig: tuple = (tuple(parts), info.priority, info.obj.metadata.namespace)
+        if self.preemptor.policies[info.cq].within_cluster_queue == "LowerOrNewerEqualPriority":
+            sig += (info.queued_at, info.seq)
+        info.signature = sig
 
     @staticmethod
     def _pending_reason(a: Any) -> str:
@@ -290,6 +328,9 @@ class Kueue:
     def _set_pending(self, info: Info, reason: str, message: str) -> None:
         """QuotaReserved=False with the reason; a Warning event when the message changes."""
         wl = info.obj
+        if info.last_message == message and info.last_reason == reason:
+            return
+        info.last_reason = reason
         if set_condition(wl, QUOTA_RESERVED, "False", reason, message, self.ctx.now):
             self.ctx.event(wl, WARNING, reason, message, SOURCE)
             self.ctx.api.update(wl)
@@ -304,7 +345,10 @@ class Kueue:
             node.add_usage(fr, v)
             self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
         info.reserved_at = now
+        info.last_message = info.last_reason = ""
         self.admitted[info.cq][info.key] = info
+        self.preemptor.admitted_added(info)
+        self._dirty.add(info.cq)
         counts = self._lq(info)
         counts[0] -= 1
         counts[1] += 1
@@ -340,10 +384,11 @@ class Kueue:
         for fr, v in info.usage.items():
             node.add_usage(fr, -v)
             self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
+        if self.admitted[info.cq].pop(info.key, None) is not None:
+            self.preemptor.admitted_removed(info)
+            self._lq(info)[1] -= 1
         info.usage = {}
         info.reserved_at = None
-        if self.admitted[info.cq].pop(info.key, None) is not None:
-            self._lq(info)[1] -= 1
         self._dirty.add(info.cq)
         self.kick()
         self._requeue_cohort(info.cq)
@@ -367,12 +412,13 @@ class Kueue:
         if info.job is not None:
             self.job_reconciler.stop(info.job, message)
         set_condition(wl, QUOTA_RESERVED, "False", PENDING, message, now)
+        info.last_message, info.last_reason = message, PENDING
         set_condition(wl, ADMITTED, "False", "NoReservation", "The workload has no reservation", now)
         if wl.condition(PODS_READY) is not None:
             set_condition(wl, PODS_READY, "False", "WaitForStart", NOT_READY_MSG, now)
         wl.status.admission = None
         self._release(info)
-        self.queues[info.cq].delete(info.key)
+        self.queues[info.cq].delete(info)
 
     def _preempt(self, victim: Info, preemptor: Info, reason: str) -> None:
         job_uid = preemptor.job.metadata.uid if preemptor.job is not None else "UNKNOWN"

@@ -63,11 +63,14 @@ class Info:
     reserved_at: Optional[float] = None
     queued_at: float = 0.0                           # queue-order timestamp
     last_message: str = ""
+    last_reason: str = ""
     job: Any = None                                  # owning batch/v1 Job, if any
+    signature: Any = None                            # what flavor assignment depends on, for memoisation
 
-    @property
-    def key(self) -> str:
-        return f"{self.obj.metadata.namespace}/{self.obj.metadata.name}"
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = f"{self.obj.metadata.namespace}/{self.obj.metadata.name}"
 
     @property
     def uid(self) -> str:
