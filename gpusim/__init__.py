@@ -50,6 +50,8 @@ _LAZY = {
                              "plot_fragmentation", "score_bars", "scoring_config", "strategy_widget",
                              "with_scoring_strategy"],
     "gpusim.views.gang": ["with_coscheduling", "training_summary", "failed_scheduling"],
+    "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
+                           "describe_workload"],
     "gpusim.views.sharing": ["compare_sharing", "format_isolation_table", "format_sharing_summary",
                              "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
                              "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",

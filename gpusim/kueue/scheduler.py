@@ -361,8 +361,11 @@ class Kueue:
                 set_condition(wl, ctype, "False", "QuotaReserved", "Previously: " + c.message, now)
         cq = info.cq
         set_condition(wl, QUOTA_RESERVED, "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}", now)
+        # workload.QueuedWaitTime: since creation, or since the last Requeued transition
+        requeued = wl.condition(REQUEUED)
+        queued = requeued.last_transition_time if requeued is not None else wl.metadata.creation_timestamp
         ctx.event(wl, NORMAL, "QuotaReserved",
-                  f"Quota reserved in ClusterQueue {cq}, wait time since queued was {now - info.queued_at:.0f}s", SOURCE)
+                  f"Quota reserved in ClusterQueue {cq}, wait time since queued was {now - (queued or 0):.0f}s", SOURCE)
         set_condition(wl, ADMITTED, "True", "Admitted", "The workload is admitted", now)
         ctx.event(wl, NORMAL, "Admitted", f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s", SOURCE)
         job = info.job
@@ -408,7 +411,7 @@ class Kueue:
         jobframework stopJob, UnsetQuotaReservationWithCondition)."""
         ctx, wl, now = self.ctx, info.obj, self.ctx.now
         set_condition(wl, EVICTED, "True", reason, message, now)
-        ctx.event(wl, NORMAL, f"EvictedDueTo{reason}", message, WORKLOAD_SOURCE)   # UNVERIFIED event reason
+        ctx.event(wl, NORMAL, f"EvictedDueTo{reason}", message, WORKLOAD_SOURCE)
         if info.job is not None:
             self.job_reconciler.stop(info.job, message)
         set_condition(wl, QUOTA_RESERVED, "False", PENDING, message, now)
@@ -426,9 +429,9 @@ class Kueue:
                    f"{HUMAN_READABLE_PREEMPTION[reason]}; preemptor path: {self.nodes[preemptor.cq].path()}; "
                    f"preemptee path: {self.nodes[victim.cq].path()}")
         wl = victim.obj
+        self._evict(victim, EVICTED_BY_PREEMPTION, message)     # events EvictedDueToPreempted, then Preempted
         set_condition(wl, PREEMPTED, "True", reason, message, self.ctx.now)
         self.ctx.event(wl, NORMAL, "Preempted", message, SOURCE)
-        self._evict(victim, EVICTED_BY_PREEMPTION, message)
         set_condition(wl, REQUEUED, "True", EVICTED_BY_PREEMPTION, message, self.ctx.now)
         self.ctx.api.update(wl)
         self._push(victim)
@@ -470,6 +473,8 @@ class Kueue:
             # UNVERIFIED: the exact message once the workload controller applies the deactivation
             set_condition(wl, EVICTED, "True", f"DeactivatedDueTo{REQUEUING_LIMIT_EXCEEDED}",
                           "The workload is deactivated", now)
+            self.ctx.event(wl, NORMAL, f"EvictedDueToDeactivatedDueTo{REQUEUING_LIMIT_EXCEEDED}",
+                           "The workload is deactivated", WORKLOAD_SOURCE)
             set_condition(wl, REQUEUED, "False", f"DeactivatedDueTo{REQUEUING_LIMIT_EXCEEDED}",
                           "The workload is deactivated", now)
             remove_condition(wl, DEACTIVATION_TARGET)
