@@ -121,6 +121,12 @@ class JobController:
             job.status.ready -= 1
         return True
 
+    def _delete(self, pod: Pod) -> None:
+        """Delete a pod unless another component (preemption, eviction) already did in this instant,
+        before this controller's informer delivered the DELETED event (upstream gets NotFound and moves on)."""
+        if self.ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
+            self.ctx.api.delete(pod)
+
     def _finished(self, job: Job) -> bool:
         return any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)
 
@@ -139,7 +145,7 @@ class JobController:
         backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
         if job.status.failed > backoff_limit:
             for p in list(active_pods.values()):
-                ctx.api.delete(p)
+                self._delete(p)
             self._finish(job, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             return
         done = (completions is not None and job.status.succeeded >= completions) or \
@@ -152,7 +158,7 @@ class JobController:
             for p in list(active_pods.values()):
                 self._suspend_deleted.add(p.metadata.uid)
                 active_pods.pop(p.metadata.uid, None)
-                ctx.api.delete(p)
+                self._delete(p)
             job.status.active = 0
             self._publish(job)
             return
