@@ -247,6 +247,7 @@ def test_gang_with_coscheduling_passes():
     from gpusim.labs import check_gang
     c = check_gang(run(text=gang_fixed()), "llm-pretrain")
     assert c.passed, str(c)
+    assert "· 调度器（Pod 的 schedulerName）：default-scheduler × 8" in c.lines
     assert any(line.startswith("✓ 浪费 0.00 GPU 小时") for line in c.lines)
     assert any(line.startswith("· 已完成：t=5406s") and "首个 worker 启动于 t=3606s" in line for line in c.lines)
 
@@ -406,7 +407,7 @@ def test_fairness_kueue_reference_fix_passes():
     (lambda t: fair_kueue(t.replace("until: 6h", "until: 1h")),
      "✗ team-a 有训练 Job 没有完成（模拟结束于 t=3600s）：train-0 1199/1200 步, train-1 1196/1200 步, "
      "train-2 611/1200 步, train-3 528/1200 步, train-4 从未启动, train-5 从未启动"),
-])
+], ids=["delete-a-jobs", "more-nodes", "priority-class", "shrink-a", "shorter-inference", "short-run"])
 def test_fairness_false_fixes_fail(edit, expected):
     from gpusim.labs import check_fairness
     c = check_fairness(run(text=edit(FAIR)))
