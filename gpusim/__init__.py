@@ -58,6 +58,8 @@ _LAZY = {
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "water_filling",
                              "volcano_summary", "plot_queue_shares"],
+    "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
+                           "describe_workload"],
     "gpusim.views.sharing": ["compare_sharing", "format_isolation_table", "format_sharing_summary",
                              "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
                              "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",

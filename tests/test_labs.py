@@ -247,6 +247,7 @@ def test_gang_with_coscheduling_passes():
     from gpusim.labs import check_gang
     c = check_gang(run(text=gang_fixed()), "llm-pretrain")
     assert c.passed, str(c)
+    assert "· 调度器（Pod 的 schedulerName）：default-scheduler × 8" in c.lines
     assert any(line.startswith("✓ 浪费 0.00 GPU 小时") for line in c.lines)
     assert any(line.startswith("· 已完成：t=5406s") and "首个 worker 启动于 t=3606s" in line for line in c.lines)
 
@@ -263,3 +264,187 @@ def test_gang_unknown_group_fails():
     from gpusim.labs import check_gang
     c = check_gang(run(text=GANG), "nope")
     assert not c.passed and c.lines == ["✗ 找不到训练组 default/nope（没有带 gpusim.io/training-* 注解的 Pod）"]
+
+
+# --- lab 02, the Volcano fix: the same workload as a Volcano Job (batch.volcano.sh/v1alpha1) ----------------
+
+def gang_volcano(min_available: int = 8, scheduler_name: str | None = "volcano") -> str:
+    job = GANG.index("---\napiVersion: batch/v1\nkind: Job")
+    spec = (f"  schedulerName: {scheduler_name}\n" if scheduler_name else "") + f"  minAvailable: {min_available}\n"
+    return GANG[:job] + (
+        "---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n"
+        "metadata: {name: llm-pretrain, annotations: {gpusim.io/submit-at: 10s}}\n"
+        "spec:\n" + spec +
+        "  tasks:\n  - name: worker\n    replicas: 8\n    template:\n      metadata:\n"
+        '        annotations: {gpusim.io/training-workers: "8", gpusim.io/training-steps: "1000", '
+        "gpusim.io/step-time: 1.8s}\n"
+        "      spec:\n        restartPolicy: Never\n        containers:\n"
+        "        - {name: worker, image: nvcr.io/nvidia/pytorch:24.08-py3, "
+        "resources: {limits: {nvidia.com/gpu: 1}}}\n")
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(scheduler_name=None)])
+def test_gang_with_a_volcano_job_passes(kwargs):
+    # schedulerName left out is defaulted to volcano by the Job webhook (mutate_job.go patchDefaultScheduler)
+    from gpusim.labs import check_gang
+    r = run(text=gang_volcano(**kwargs))
+    c = check_gang(r, "llm-pretrain")
+    assert c.passed, str(c)
+    assert "✓ 训练组 default/llm-pretrain：8 个 worker，8 个 Pod" in c.lines       # grouped by volcano.sh/job-name
+    assert "· 调度器（Pod 的 schedulerName）：volcano × 8" in c.lines
+    assert any(line.startswith("· 已完成：t=5403s") and "首个 worker 启动于 t=3603s" in line for line in c.lines)
+    assert sorted(p.metadata.name for p in r.pods() if p.metadata.name.startswith("llm")) == \
+        [f"llm-pretrain-worker-{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize("kwargs, scheduler", [
+    (dict(min_available=4), "volcano × 8"),                      # a gang of 4: 7 workers fit, so they start
+    (dict(scheduler_name="default-scheduler"), "default-scheduler × 8"),   # kube-scheduler places one at a time
+])
+def test_gang_volcano_false_fixes_fail(kwargs, scheduler):
+    from gpusim.labs import check_gang
+    c = check_gang(run(text=gang_volcano(**kwargs)), "llm-pretrain")
+    assert not c.passed, str(c)
+    assert any(line.startswith("✗ 部分启动：") and "只有 7/8 个 worker 占着 GPU" in line for line in c.lines), str(c)
+    assert f"· 调度器（Pod 的 schedulerName）：{scheduler}" in c.lines
+
+
+# --- lab 03: check_fairness (labs/03-multi-tenant-fairness/cluster.yaml) --------------------------------------
+
+FAIR = (ROOT / "labs" / "03-multi-tenant-fairness" / "cluster.yaml").read_text()
+KUEUE_CQ = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {team}}}
+spec:
+  namespaceSelector: {{}}
+  cohortName: org
+  preemption: {{reclaimWithinCohort: {reclaim}, withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: a100
+      resources: [{{name: nvidia.com/gpu, nominalQuota: 16}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {team}, namespace: {team}}}
+spec: {{clusterQueue: {team}}}
+"""
+PRIORITY_CLASS = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: inference}\nvalue: 100000\n"
+
+
+def fair_kueue(text: str = FAIR, reclaim: str = "Any", label: tuple[str, ...] = ("team-a", "team-b")) -> str:
+    """The reference fix: a ClusterQueue (nominalQuota 16, cohort org) and a LocalQueue per team, Jobs labelled."""
+    for team in label:
+        text = text.replace(f"namespace: {team},", f"namespace: {team}, labels: {{kueue.x-k8s.io/queue-name: {team}}},")
+    return (text + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\nspec: {}\n"
+            + "".join(KUEUE_CQ.format(team=t, reclaim=reclaim) for t in ("team-a", "team-b")))
+
+
+def _drop_jobs(text: str, names: tuple[str, ...]) -> str:
+    return "---\n".join(d for d in text.split("---\n") if not any(f"name: {n}," in d for n in names))
+
+
+def _bad(c) -> list[str]:
+    return [line for line in c.lines if line.startswith("✗")]
+
+
+def test_fairness_scenario_is_the_comparison_default():
+    import yaml
+
+    from gpusim.comparison import scenario
+
+    def docs(text: str) -> list[dict]:
+        out = list(yaml.safe_load_all(text))
+        for d in out:   # an empty labels map means nothing
+            meta = d.get("spec", {}).get("template", {}).get("metadata", {})
+            if meta.get("labels") == {}:
+                del meta["labels"]
+        return out
+    assert docs(FAIR) == docs(scenario("default"))
+
+
+def test_fairness_broken_scenario_fails_on_team_b_only():
+    from gpusim.labs import check_fairness
+    c = check_fairness(run(text=FAIR))
+    assert not c.passed
+    assert _bad(c) == ["✗ team-b 有 Job 超过 120 s 才全部运行：serve-0 3311 s，serve-1 3262 s，serve-2 3212 s，serve-3 3152 s",
+                       "✗ team-b 在 t=3631s 持有 16 张 GPU（保证 16/32），最后一个 team-b Job 提交后 3151 s"], str(c)
+    assert "· team-b 排队时间：平均 3234 s，最长 3311 s" in c.lines
+
+
+def test_fairness_kueue_reference_fix_passes():
+    from gpusim.labs import check_fairness
+    c = check_fairness(run(text=fair_kueue()))
+    assert c.passed, str(c)
+    assert "✓ team-b 每个 Job 提交后 120 s 内全部副本运行：serve-0 1 s，serve-1 1 s，serve-2 1 s，serve-3 1 s" in c.lines
+    assert "· 驱逐 / 抢占事件 2 次" in c.lines   # two borrowing training Jobs evicted whole, re-admitted later
+    assert any(line.startswith("✓ team-a 部分 gang 浪费 0.02 GPU 小时") for line in c.lines)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    # deleting team-a's Jobs: B would still queue (FIFO), and the workload is not the lab's
+    (lambda t: _drop_jobs(t, ("train-4", "train-5")), "✗ team-a 的负载被改动：缺少 train-4；缺少 train-5"),
+    # more nodes: a different cluster (and B still queues behind A's 48 workers)
+    (lambda t: t.replace("  count: 4\n", "  count: 6\n"),
+     "✗ 集群被改动：6 台 GPU 节点（A100-SXM4-80GB，每台 8 张），可分配 48 张 nvidia.com/gpu；"
+     "应为 4 × 8 张 A100-SXM4-80GB = 32"),
+    # B preempts A through a PriorityClass: kube-scheduler evicts single workers, gangs break, train-3 fails
+    (lambda t: t.replace("      annotations: {gpusim.io/duration: 30m}\n    spec:\n",
+                         "      annotations: {gpusim.io/duration: 30m}\n    spec:\n      priorityClassName: inference\n")
+     + PRIORITY_CLASS, "✗ team-a 有训练 Job 没有完成（模拟结束于 t=21600s）：train-3 89/1200 步"),
+    # shrinking A's gangs
+    (lambda t: t.replace("parallelism: 8\n  completions: 8", "parallelism: 4\n  completions: 4")
+     .replace('training-workers: "8"', 'training-workers: "4"'),
+     "✗ team-a 的负载被改动：train-0: 4 个 Pod（应为 8）；train-0: gpusim.io/training-workers = 4（应为 8）；"
+     "train-1: 4 个 Pod（应为 8）；train-1: gpusim.io/training-workers = 4（应为 8）……（共 12 处）"),
+    # shorter inference
+    (lambda t: fair_kueue(t.replace("{gpusim.io/duration: 30m}", "{gpusim.io/duration: 10m}")),
+     "✗ team-b 的负载被改动：serve-0: gpusim.io/duration = 10m（应为 30m）；serve-1: gpusim.io/duration = 10m（应为 30m）；"
+     "serve-2: gpusim.io/duration = 10m（应为 30m）；serve-3: gpusim.io/duration = 10m（应为 30m）"),
+    # stopping the clock before A is done
+    (lambda t: fair_kueue(t.replace("until: 6h", "until: 1h")),
+     "✗ team-a 有训练 Job 没有完成（模拟结束于 t=3600s）：train-0 1199/1200 步, train-1 1196/1200 步, "
+     "train-2 611/1200 步, train-3 528/1200 步, train-4 从未启动, train-5 从未启动"),
+], ids=["delete-a-jobs", "more-nodes", "priority-class", "shrink-a", "shorter-inference", "short-run"])
+def test_fairness_false_fixes_fail(edit, expected):
+    from gpusim.labs import check_fairness
+    c = check_fairness(run(text=edit(FAIR)))
+    assert not c.passed
+    assert expected in c.lines, str(c)
+
+
+def test_fairness_priority_class_breaks_gangs():
+    from gpusim.labs import check_fairness
+    text = FAIR.replace("      annotations: {gpusim.io/duration: 30m}\n    spec:\n",
+                        "      annotations: {gpusim.io/duration: 30m}\n    spec:\n      priorityClassName: inference\n")
+    r = run(text=text + PRIORITY_CLASS)
+    c = check_fairness(r)
+    assert any(line.startswith("✓ team-b 每个 Job 提交后 120 s 内") for line in c.lines)   # B is served …
+    assert any(line.startswith("✗ team-a 部分 gang 浪费 7.92 GPU 小时") for line in c.lines)   # … A pays
+    failed = {j.metadata.name: j.status.conditions[-1].reason for j in r.jobs() if j.status.failed}
+    assert failed["train-3"] == "BackoffLimitExceeded"
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(reclaim="Never"),       # the quota is lent out and never taken back: B waits ~1 h
+    dict(label=("team-b",)),     # only B is queued: A's pods still fill kube-scheduler's FIFO first
+])
+def test_fairness_wrong_kueue_fixes_fail(kwargs):
+    from gpusim.labs import check_fairness
+    c = check_fairness(run(text=fair_kueue(**kwargs)))
+    assert not c.passed
+    assert any(line.startswith("✗ team-b 有 Job 超过 120 s 才全部运行") for line in c.lines), str(c)
+
+
+@pytest.mark.parametrize("cap, passed", [(None, False), (0, True)])
+def test_fairness_volcano_queues(cap, passed):
+    # weights + reclaim alone: A's pods are not preemptable, B waits; a capability of 16 on A's queue serves B
+    from gpusim.comparison import MultiTenant, scenario
+    from gpusim.labs import check_fairness
+    w = MultiTenant()
+    c = check_fairness(run(text=scenario("volcano", w if cap is None else w.with_team("team-a", borrowing_limit=cap))))
+    assert c.passed is passed, str(c)
+    assert "✓ team-a 的负载未改动：6 个 Job（train-0, train-1, train-2, train-3, train-4, train-5），每个 8 个 Pod × 1 张 GPU" \
+        in c.lines                                                      # Volcano Jobs read as the same workload

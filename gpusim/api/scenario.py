@@ -18,6 +18,7 @@ from .duration import DurationError, parse_duration
 from .errors import FieldError, InputError, Source
 from .gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
+from . import kueue_x_k8s_io
 from .nvidia_v1 import MIG_STRATEGIES, OPERATOR_NAMESPACE, ClusterPolicy
 from .policy_v1 import PodDisruptionBudget, validate_pdb
 from .quantity import QuantityError, parse_quantity
@@ -41,6 +42,7 @@ KINDS: dict[tuple[str, str], type] = {
     ("scheduling.volcano.sh/v1beta1", "Queue"): vcsched.Queue,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): vcsched.PodGroup,
     ("batch.volcano.sh/v1alpha1", "Job"): vcbatch.Job,
+    **kueue_x_k8s_io.KINDS,
 }
 SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
@@ -96,6 +98,7 @@ class Scenario:
     shared_devices_allocation_policy: str = "distributed"            # device plugin env, v0.20
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
+    kueue_config: Any = field(default=None, repr=False)             # api.kueue_x_k8s_io.KueueConfig, None = no Kueue
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
 
     def source(self, obj: Any) -> Optional[Source]:
@@ -216,6 +219,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     _device_plugin_configs(sc)
     _mig_layouts(sc)
     _hami(sc)
+    sc.kueue_config = kueue_x_k8s_io.validate_scenario(sc, lambda o, p, m: _err(o, sc.source(o), p, m))
     return sc
 
 
@@ -499,6 +503,11 @@ def _validate_objects(sc: Scenario) -> None:
     from . import volcano_validation
     if volcano_validation.needed(sc):
         namespaces.add(volcano_validation.NAMESPACE)   # Volcano's installation creates it
+    if any(k in sc.objects for k in kueue_x_k8s_io.KUEUE_KINDS + (kueue_x_k8s_io.Workload.RESOURCE,)):
+        namespaces.add(kueue_x_k8s_io.CONFIG_NAMESPACE)   # Kueue's installation creates it
+    for obj in sc.objects.get("LocalQueue", []) + sc.objects.get(kueue_x_k8s_io.Workload.RESOURCE, []):
+        if obj.metadata.namespace not in namespaces:
+            raise _err(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
     classes = dict(SYSTEM_PRIORITY_CLASSES)
     defaults = []
     for pc in sc.priority_classes:

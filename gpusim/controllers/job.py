@@ -4,6 +4,12 @@ Creates pods for ``parallelism`` up to ``completions`` (NonIndexed), named ``<jo
 with apimachinery's random alphabet; honours ``suspend``; replaces failed pods with the
 controller's exponential back-off until ``backoffLimit`` failures; then marks the Job
 SuccessCriteriaMet → Complete, or FailureTarget → Failed (BackoffLimitExceeded).
+
+Suspension (what Kueue drives): a suspended Job gets condition Suspended=True (JobSuspended, event
+"Suspended"), its active pods are deleted and not counted as failures (UNVERIFIED: upstream's accounting of
+pods deleted for suspension); resuming sets Suspended=False (JobResumed, event "Resumed") and resets
+startTime. Status changes (active, ready, succeeded, failed) are written back, so watchers (Kueue's
+PodsReady) see them.
 """
 from __future__ import annotations
 
@@ -42,6 +48,8 @@ class JobController:
         self._last_failure: dict[str, float] = {}     # job UID → when its last failed pod finished
         self._requeued: set[str] = set()
         self._queued: set[str] = set()
+        self._suspend_deleted: set[str] = set()      # pods deleted because their Job was suspended
+        self._published: dict[str, tuple] = {}       # job UID → status last written
         ctx.env.process(self._job_loop())
         ctx.env.process(self._pod_loop())
 
@@ -93,7 +101,11 @@ class JobController:
         uid = pod.metadata.uid
         if uid in self._counted:
             return True
-        if pod.status.phase == "Succeeded":
+        if uid in self._suspend_deleted and pod.status.phase != "Succeeded":
+            if not gone:
+                return False
+            self._suspend_deleted.discard(uid)
+        elif pod.status.phase == "Succeeded":
             job.status.succeeded += 1
         elif pod.status.phase == "Failed" or gone or pod.metadata.deletion_timestamp is not None:
             job.status.failed += 1
@@ -108,6 +120,12 @@ class JobController:
             self._ready.discard(uid)
             job.status.ready -= 1
         return True
+
+    def _delete(self, pod: Pod) -> None:
+        """Delete a pod unless another component (preemption, eviction) already did in this instant,
+        before this controller's informer delivered the DELETED event (upstream gets NotFound and moves on)."""
+        if self.ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
+            self.ctx.api.delete(pod)
 
     def _finished(self, job: Job) -> bool:
         return any(c.type in ("Complete", "Failed") and c.status == "True" for c in job.status.conditions)
@@ -127,7 +145,7 @@ class JobController:
         backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
         if job.status.failed > backoff_limit:
             for p in list(active_pods.values()):
-                ctx.api.delete(p)
+                self._delete(p)
             self._finish(job, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             return
         done = (completions is not None and job.status.succeeded >= completions) or \
@@ -135,9 +153,14 @@ class JobController:
         if done:
             self._finish(job, "Complete", "CompletionsReached", "Reached expected number of succeeded pods")
             return
+        self._suspend_condition(job)
         if spec.suspend:
             for p in list(active_pods.values()):
-                ctx.api.delete(p)
+                self._suspend_deleted.add(p.metadata.uid)
+                active_pods.pop(p.metadata.uid, None)
+                self._delete(p)
+            job.status.active = 0
+            self._publish(job)
             return
         want = parallelism
         if completions is not None:
@@ -146,6 +169,7 @@ class JobController:
             want = 0
         missing = want - len(active_pods)
         if missing <= 0:
+            self._publish(job)
             return
         delay = 0.0
         if job.status.failed:
@@ -161,7 +185,39 @@ class JobController:
         for _ in range(missing):
             self._create_pod(job)
         job.status.active = len(active_pods)
+        self._published[job.metadata.uid] = self._status_key(job)
         ctx.api.update(job)
+
+    @staticmethod
+    def _status_key(job: Job) -> tuple:
+        s = job.status
+        return (s.active, s.ready, s.succeeded, s.failed, job.spec.suspend)
+
+    def _publish(self, job: Job) -> None:
+        """Write the status back when it changed since the last write."""
+        key = self._status_key(job)
+        if self._published.get(job.metadata.uid, key) != key:
+            self._published[job.metadata.uid] = key
+            self.ctx.api.update(job)
+        else:
+            self._published.setdefault(job.metadata.uid, key)
+
+    def _suspend_condition(self, job: Job) -> None:
+        """job_controller.go: JobSuspended / JobResumed condition and events on a change of spec.suspend."""
+        ctx = self.ctx
+        cond = next((c for c in job.status.conditions if c.type == "Suspended"), None)
+        if job.spec.suspend and (cond is None or cond.status != "True"):
+            if cond is None:
+                cond = JobCondition("Suspended")
+                job.status.conditions.append(cond)
+            cond.status, cond.reason, cond.message = "True", "JobSuspended", "Job suspended"
+            cond.last_probe_time = cond.last_transition_time = ctx.now
+            ctx.event(job, NORMAL, "Suspended", "Job suspended", SOURCE)
+        elif not job.spec.suspend and cond is not None and cond.status == "True":
+            cond.status, cond.reason, cond.message = "False", "JobResumed", "Job resumed"
+            cond.last_probe_time = cond.last_transition_time = ctx.now
+            job.status.start_time = ctx.now
+            ctx.event(job, NORMAL, "Resumed", "Job resumed", SOURCE)
 
     def _create_pod(self, job: Job) -> None:
         ctx = self.ctx

@@ -43,7 +43,7 @@ DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
 # Components installed only when a scenario asks for them (a module with ``install(sim) -> component | None``,
 # called once the core components exist and before workloads are submitted), in this order.
 ADDONS: tuple[str, ...] = ("gpusim.controllers.elasticquota", "gpusim.scheduler.plugins.gangscheduling",
-                          "gpusim.volcano")
+                          "gpusim.volcano", "gpusim.kueue")
 
 
 def gpu_uuids(rng: random.Random, n: int) -> list[str]:

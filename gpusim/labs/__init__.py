@@ -14,7 +14,7 @@ the learner reproduced or fixed the failure; they live here so they are unit-tes
 """
 from __future__ import annotations
 
-from .checks import CheckResult, check_gang, check_inference_oom
+from .checks import CheckResult, check_fairness, check_gang, check_inference_oom
 from .notebook import STUB, make_student, student_text
 
 
@@ -26,4 +26,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'gpusim.labs' has no attribute {name!r}")
 
 
-__all__ = ["CheckResult", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text", "plot_gpu_memory"]
+__all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text", "plot_gpu_memory"]

@@ -11,12 +11,22 @@ share one A100-80GB; ``llm-3``'s KV cache grows from 15Gi to 40Gi over 10m.
   three run to completion or keep running without an OOM or a restart. The workload itself (the memory
   annotations) must stay as it was and the run must last until the KV cache has finished growing —
   a fix that shrinks the cache or stops the clock early does not count.
+
+``check_gang`` — lab 02 (``labs/02-gang-deadlock``): an 8-worker training group never starts partially
+(Coscheduling PodGroup or Volcano Job).
+
+``check_fairness`` — lab 03 (``labs/03-multi-tenant-fairness``): the workload of
+:class:`gpusim.comparison.MultiTenant`; team B gets its guaranteed GPUs within a bound of submitting, while
+both teams' Jobs, team A's completed gangs and the cluster stay as the lab defines them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
-from ..api.validation import ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH
+from ..api.validation import (ANNOTATION_DURATION, ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH,
+                              ANNOTATION_STEP_TIME, ANNOTATION_SUBMIT_AT, ANNOTATION_TRAINING_STEPS,
+                              ANNOTATION_TRAINING_WORKERS)
 from ..node.sharing import OOM_MESSAGE
 
 OOM_FUNCTION = "cuda.cudaMalloc"   # the trace record gpusim/node/sharing.py writes for each victim
@@ -176,6 +186,10 @@ def _partial_spans(over_time, workers: int, end: float) -> list[tuple[float, flo
 def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
     """Check lab 02 from a finished run: the training group ``group`` never started partially.
 
+    The group is what :func:`gpusim.workloads.training.training_group` says: a batch/v1 Job's pods
+    (``batch.kubernetes.io/job-name``) or a Volcano Job's (``volcano.sh/job-name``), so the check is the
+    same whichever fix the learner chose — Coscheduling in kube-scheduler or a Volcano Job.
+
     PASS when at no moment (longer than :data:`GANG_PARTIAL_TOLERANCE_S`) some but not all of the
     group's workers held GPUs, and the wasted GPU-hours of :func:`training_report` are ≈ 0 (below
     :data:`GANG_WASTE_TOLERANCE_H`: the ~1 s container start after admission). Whether the job
@@ -189,6 +203,13 @@ def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
         return CheckResult(False, c.lines, title)
     n = rep["workers"]
     c.add(len(rep["pods"]) >= n, f"训练组 {namespace}/{group}：{n} 个 worker，{len(rep['pods'])} 个 Pod")
+    by = {}
+    for name in rep["pods"]:
+        pod = result.pod(name, namespace)
+        if pod is not None:
+            by[pod.spec.scheduler_name] = by.get(pod.spec.scheduler_name, 0) + 1
+    if by:
+        c.lines.append("· 调度器（Pod 的 schedulerName）：" + "，".join(f"{k} × {v}" for k, v in sorted(by.items())))
     spans = _partial_spans(rep["gpus_held_over_time"], n, result.end)
     long = [s for s in spans if s[1] - s[0] > GANG_PARTIAL_TOLERANCE_S]
     if long:
@@ -209,4 +230,232 @@ def check_gang(result, group: str, namespace: str = "default") -> CheckResult:
                        f"首个 worker 启动于 t={rep['first_start']:.0f}s")
     else:
         c.lines.append(f"· 未完成：{rep['steps_done']}/{rep['steps']} 步（模拟结束于 t={result.end:g}s）")
+    return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 03 (labs/03-multi-tenant-fairness) -----------------------------------------------------------------
+
+FAIRNESS_WAIT_BOUND_S = 120.0      # every team-b Job has all its replicas running within 2 minutes
+FAIRNESS_WASTE_TOLERANCE_H = 0.1   # partial-gang GPU-hours of team-a: a preempted gang's grace period, not more
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One workload as submitted: a batch/v1 Job, a Volcano Job or a bare Pod."""
+
+    kind: str
+    submit_at: float
+    pods: int
+    gpus_per_pod: float
+    annotations: tuple          # the pod template's annotations, sorted (key, value) pairs
+
+
+def _pod_gpus(spec) -> float:
+    from ..api.quantity import parse_quantity
+    total = 0.0
+    for c in spec.containers:
+        limits = c.resources.limits if c.resources is not None else {}
+        total += float(parse_quantity(limits.get("nvidia.com/gpu", 0)))
+    return total
+
+
+def _submitted(result, namespaces: tuple[str, ...]) -> dict[tuple[str, str], _Unit]:
+    """(namespace, name) → the workload submitted in one of ``namespaces`` (read from the run's scenario)."""
+    from ..api.duration import parse_duration
+    sc = result.scenario
+
+    def at(meta) -> float:
+        return parse_duration(meta.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
+
+    def ann(meta) -> tuple:
+        return tuple(sorted(meta.annotations.items()))
+
+    out: dict[tuple[str, str], _Unit] = {}
+    for j in sc.jobs:
+        n = j.spec.parallelism if j.spec.parallelism is not None else 1
+        out[(j.metadata.namespace, j.metadata.name)] = _Unit("Job", at(j.metadata), n, _pod_gpus(j.spec.template.spec),
+                                                             ann(j.spec.template.metadata))
+    for j in sc.objects.get("Job.batch.volcano.sh", []):
+        tasks = j.spec.tasks
+        gpus = {_pod_gpus(t.template.spec) for t in tasks}
+        anns = {ann(t.template.metadata) for t in tasks}
+        out[(j.metadata.namespace, j.metadata.name)] = _Unit(
+            "Job.batch.volcano.sh", at(j.metadata), sum(t.replicas for t in tasks),
+            gpus.pop() if len(gpus) == 1 else -1.0, anns.pop() if len(anns) == 1 else ())
+    for p in sc.pods:
+        out[(p.metadata.namespace, p.metadata.name)] = _Unit("Pod", at(p.metadata), 1, _pod_gpus(p.spec),
+                                                             ann(p.metadata))
+    return {k: v for k, v in out.items() if k[0] in namespaces}
+
+
+def _workload_diff(got: dict[str, _Unit], want: dict[str, tuple[float, int, dict]]) -> list[str]:
+    """What differs between the submitted units of one team and the lab's: name → (submit, pods, annotations)."""
+    from ..api.duration import parse_duration
+    out = [f"缺少 {n}" for n in sorted(set(want) - set(got))]
+    out += [f"多出 {n}" for n in sorted(set(got) - set(want))]
+    for n in sorted(set(want) & set(got)):
+        submit, pods, anns = want[n]
+        u = got[n]
+        have = dict(u.annotations)
+        if u.pods != pods:
+            out.append(f"{n}: {u.pods} 个 Pod（应为 {pods}）")
+        if u.gpus_per_pod != 1:
+            out.append(f"{n}: 每个 Pod {u.gpus_per_pod:g} 张 GPU（应为 1）")
+        if abs(u.submit_at - submit) > 1e-9:
+            out.append(f"{n}: 提交于 {u.submit_at:g}s（应为 {submit:g}s）")
+        for k, v in anns.items():
+            h = have.get(k)
+            same = h is not None and (abs(parse_duration(h) - parse_duration(v)) < 1e-9
+                                      if k in (ANNOTATION_STEP_TIME, ANNOTATION_DURATION) else h == v)
+            if not same:
+                out.append(f"{n}: {k} = {h}（应为 {v}）")
+    return out
+
+
+def _job_of(rec, jobs: set[str]) -> Optional[str]:
+    """The Job a pod record belongs to: its job-name label, else (a deleted pod) its name's prefix."""
+    from ..workloads.training import JOB_NAME_LABELS
+    for k in JOB_NAME_LABELS:
+        if rec.labels.get(k) in jobs:
+            return rec.labels[k]
+    for cut in (1, 2):   # batch/v1 <job>-<5 chars>, Volcano <job>-<task>-<index>
+        head = rec.name.rsplit("-", cut)[0]
+        if head in jobs:
+            return head
+    return None
+
+
+def _all_running_at(spans: list[tuple[float, float]], n: int, after: float) -> Optional[float]:
+    """First instant ≥ ``after`` at which ``n`` of the (start, stop) spans overlap."""
+    running = 0
+    for t, d in sorted([(a, 1) for a, b in spans if b > a] + [(b, -1) for a, b in spans if b > a]):
+        running += d
+        if running >= n and t >= after:
+            return t
+    return None
+
+
+def check_fairness(result, workload=None, within: float = FAIRNESS_WAIT_BOUND_S) -> CheckResult:
+    """Check lab 03 from a finished run: team B gets its guaranteed share promptly, and nothing was faked.
+
+    ``workload`` is the lab's :class:`gpusim.comparison.MultiTenant` (default: its defaults, the workload of
+    ``labs/03-multi-tenant-fairness/cluster.yaml``); the first team trains, the second serves.
+
+    PASS when every team-B Job has all its replicas running within ``within`` seconds of its submission
+    (so B holds its guaranteed GPUs — its whole demand — within ``within`` of its last submission), and the
+    fix is not a fake one: both teams' Jobs are the lab's (same names, pod counts, one GPU per pod,
+    submission times, training / duration annotations), every team-A training Job completes before the
+    run ends with at most :data:`FAIRNESS_WASTE_TOLERANCE_H` GPU-hours of partial-gang waste, and the
+    cluster is the lab's (same GPU nodes, models and allocatable GPUs)."""
+    from .. import metrics
+    from ..api.duration import parse_duration
+    from ..workloads.training import training_report
+    if workload is None:
+        from ..comparison import MultiTenant
+        workload = MultiTenant()
+    a, b = workload.teams[0], workload.teams[1]
+    c = _Lines()
+    title = f"实验 03 · 公平：{b.name} 在 {within:g} s 内拿到保证份额，{a.name} 的训练完好"
+
+    # the cluster
+    nodes = {n: (m.name, k) for n, (m, k) in sorted(result.scenario.gpus.items())}
+    models = sorted({m for m, _ in nodes.values()})
+    cap = float(metrics.capacity(result))
+    ok = (len(nodes) == workload.nodes and models == [workload.model]
+          and all(k == workload.gpus_per_node for _, k in nodes.values()) and cap == workload.total_gpus)
+    c.add(ok, f"集群未改动：{len(nodes)} 台 GPU 节点 × {workload.gpus_per_node} 张 {workload.model}，"
+              f"可分配 {cap:g} 张 nvidia.com/gpu" if ok else
+          f"集群被改动：{len(nodes)} 台 GPU 节点（{', '.join(models) or '无'}，每台 "
+          f"{'/'.join(str(k) for k in sorted({k for _, k in nodes.values()})) or 0} 张），可分配 {cap:g} 张 "
+          f"nvidia.com/gpu；应为 {workload.nodes} × {workload.gpus_per_node} 张 {workload.model} = {workload.total_gpus}")
+
+    # the workloads as submitted
+    units = _submitted(result, (a.name, b.name))
+    for team, want in (
+        (a, {j.name: (parse_duration(j.submit_at), j.workers,
+                      {ANNOTATION_TRAINING_WORKERS: str(j.workers), ANNOTATION_TRAINING_STEPS: str(j.steps),
+                       ANNOTATION_STEP_TIME: j.step_time}) for j in a.training}),
+        (b, {j.name: (parse_duration(j.submit_at), j.replicas, {ANNOTATION_DURATION: j.duration})
+             for j in b.inference}),
+    ):
+        got = {name: u for (ns, name), u in units.items() if ns == team.name}
+        diff = _workload_diff(got, want)
+        sizes = sorted({p for _, p, _ in want.values()})
+        c.add(not diff, f"{team.name} 的负载未改动：{len(want)} 个 Job（{', '.join(sorted(want))}），"
+                        f"每个 {'/'.join(map(str, sizes))} 个 Pod × 1 张 GPU" if not diff
+              else f"{team.name} 的负载被改动：" + "；".join(diff[:4])
+              + (f"……（共 {len(diff)} 处）" if len(diff) > 4 else ""))
+
+    # team B: submission → all replicas running
+    b_jobs = {j.name: (parse_duration(j.submit_at), j.replicas) for j in b.inference}
+    spans: dict[str, list[tuple[float, float]]] = {}
+    live = set()
+    for rec in metrics.pod_records(result):
+        if rec.namespace != b.name or rec.started is None:
+            continue
+        job = _job_of(rec, set(b_jobs))
+        if job is not None:
+            live.add(rec.name)
+            spans.setdefault(job, []).append((rec.started, rec.finished if rec.finished is not None else result.end))
+    for h in metrics.allocations(result):   # deleted pods are known only by the devices they held
+        if h.namespace == b.name and h.pod not in live:
+            job = _job_of(metrics.PodRecord(h.namespace, h.pod), set(b_jobs))
+            if job is not None:
+                spans.setdefault(job, []).append((h.start, h.end))
+    waits: dict[str, Optional[float]] = {}
+    for name, (submit, n) in sorted(b_jobs.items()):
+        t = _all_running_at(spans.get(name, []), n, submit)
+        waits[name] = None if t is None else t - submit
+    slow = {n: w for n, w in waits.items() if w is None or w > within}
+    shown = "，".join(f"{n} {'从未' if w is None else f'{w:.0f} s'}" for n, w in waits.items())
+    c.add(not slow, f"{b.name} 每个 Job 提交后 {within:g} s 内全部副本运行：{shown}" if not slow
+          else f"{b.name} 有 Job 超过 {within:g} s 才全部运行：{shown}")
+    served = [w for w in waits.values() if w is not None]
+    if served:
+        c.lines.append(f"· {b.name} 排队时间：平均 {sum(served) / len(served):.0f} s，最长 {max(served):.0f} s"
+                       + (f"，{len(waits) - len(served)} 个 Job 从未全部运行" if len(served) < len(waits) else ""))
+
+    # team B's share: the GPUs it holds against its guaranteed ones
+    target = min(b.guaranteed, sum(n for _, n in b_jobs.values()))
+    last_submit = max((s for s, _ in b_jobs.values()), default=0.0)
+    changes: dict[float, int] = {}
+    for h in metrics.allocations(result):
+        if h.namespace == b.name:
+            changes[h.start] = changes.get(h.start, 0) + 1
+            changes[h.end] = changes.get(h.end, 0) - 1
+    level, reached = 0, None
+    for t in sorted(changes):
+        level += changes[t]
+        if level >= target and reached is None:
+            reached = t
+    if reached is None:
+        c.add(False, f"{b.name} 从未持有保证份额 {target} 张 GPU（{b.guaranteed}/{workload.total_gpus}）")
+    else:
+        late = max(0.0, reached - last_submit)
+        c.add(late <= within, f"{b.name} 在 t={reached:.0f}s 持有 {target} 张 GPU（保证 {b.guaranteed}/"
+                              f"{workload.total_gpus}），最后一个 {b.name} Job 提交后 {late:.0f} s")
+
+    # team A: every training Job completes, no gang is held partially
+    reports = {g["group"]: g for g in training_report(result) if g["namespace"] == a.name}
+    names = [j.name for j in a.training]
+    undone = [n for n in names if reports.get(n, {}).get("completed_at") is None]
+    done = [reports[n]["completed_at"] for n in names if n not in undone]
+    c.add(not undone, f"{a.name} 的 {len(names)} 个训练 Job 都在模拟结束（t={result.end:g}s）前完成，"
+                      f"最后一个在 t={max(done, default=0):.0f}s" if not undone
+          else f"{a.name} 有训练 Job 没有完成（模拟结束于 t={result.end:g}s）：" + ", ".join(
+              f"{n} {reports[n]['steps_done']}/{reports[n]['steps']} 步" if n in reports else f"{n} 从未启动"
+              for n in undone))
+    wasted = sum(g["wasted_gpu_hours"] for g in reports.values())
+    c.add(wasted <= FAIRNESS_WASTE_TOLERANCE_H,
+          f"{a.name} 部分 gang 浪费 {wasted:.2f} GPU 小时（≤ {FAIRNESS_WASTE_TOLERANCE_H:g}）"
+          if wasted <= FAIRNESS_WASTE_TOLERANCE_H else
+          f"{a.name} 部分 gang 浪费 {wasted:.2f} GPU 小时（应 ≤ {FAIRNESS_WASTE_TOLERANCE_H:g}）：有 worker "
+          f"占着 GPU 而同组没有到齐")
+    if done:
+        jct = [reports[n]["completed_at"] - parse_duration(j.submit_at) for n, j in zip(names, a.training)
+               if n not in undone]
+        c.lines.append(f"· {a.name} 平均作业完成时间 {sum(jct) / len(jct):.0f} s（理想 "
+                       f"{reports[names[0]]['ideal_run_time']:.0f} s）")
+    evictions = sum(1 for e in result.events.log if e.reason in ("Preempted", "Evict", "Evicted"))
+    c.lines.append(f"· 驱逐 / 抢占事件 {evictions} 次")
     return CheckResult(c.ok, c.lines, title)

@@ -1,0 +1,706 @@
+"""``kueue.x-k8s.io`` v1beta1 and v1beta2 (mirrors kubernetes-sigs/kueue apis/kueue/v1beta2/*_types.go and
+apis/kueue/v1beta1, v0.19), plus Kueue's ``config.kueue.x-k8s.io`` Configuration (apis/config/v1beta2).
+
+Both versions are served by Kueue 0.19 and land in one store per kind. The differences gpusim reads:
+ClusterQueue ``spec.cohort`` (v1beta1) vs ``spec.cohortName`` (v1beta2); Workload ``spec.priorityClassName`` +
+``priorityClassSource`` (v1beta1) vs ``spec.priorityClassRef`` (v1beta2); v1beta1 flavorFungibility also takes the
+deprecated ``Borrow``/``Preempt`` values. Defaults and messages follow the CRD OpenAPI schema and the webhooks
+(pkg/webhooks/clusterqueue_webhook.go, cohort_webhook.go).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+import yaml
+
+from .core_v1 import Taint, Toleration
+from .errors import FieldError
+from .meta import LabelSelector, ObjectMeta
+from .quantity import QuantityError, parse_quantity
+from .schema import IntOrString, decode
+from .validation import unsupported
+
+GROUP = "kueue.x-k8s.io"
+V1BETA1, V1BETA2 = f"{GROUP}/v1beta1", f"{GROUP}/v1beta2"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"            # pkg/constants: QueueLabel
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"    # constants.WorkloadPriorityClassLabel
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+CONFIG_NAMESPACE = "kueue-system"
+CONFIG_MAP = "kueue-manager-config"          # Helm chart / kustomize: <prefix kueue->manager-config
+CONFIG_KEY = "controller_manager_config.yaml"
+
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+STOP_POLICIES = ("None", "HoldAndDrain", "Hold")
+RECLAIM_POLICIES = ("Never", "LowerPriority", "Any")
+WITHIN_CQ_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+BORROW_WITHIN_COHORT_POLICIES = ("Never", "LowerPriority")
+WHEN_CAN_BORROW = ("MayStopSearch", "TryNextFlavor")
+WHEN_CAN_PREEMPT = ("MayStopSearch", "TryNextFlavor")
+V1BETA1_FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
+PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+MAX_RESOURCE_GROUPS = 16
+MAX_FLAVORS = 64          # +kubebuilder:validation:MaxItems=64 on flavors and coveredResources
+MAX_RESOURCES = 64
+PREEMPTION_STRATEGIES = (("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",),
+                         ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
+
+
+# --- ResourceFlavor ---------------------------------------------------------------------------------------
+
+@dataclass
+class ResourceFlavorSpec:
+    node_labels: dict[str, str] = field(default_factory=dict)
+    node_taints: list[Taint] = field(default_factory=list)
+    tolerations: list[Toleration] = field(default_factory=list)
+    topology_name: Optional[str] = None
+
+
+@dataclass
+class ResourceFlavor:
+    api_version: str = V1BETA2
+    kind: str = "ResourceFlavor"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ResourceFlavorSpec = field(default_factory=ResourceFlavorSpec)
+    NAMESPACED = False
+
+
+# --- ClusterQueue / Cohort ---------------------------------------------------------------------------------
+
+@dataclass
+class ResourceQuota:
+    name: str = ""
+    nominal_quota: IntOrString = field(default=None, metadata={"required": True})
+    borrowing_limit: Optional[IntOrString] = None
+    lending_limit: Optional[IntOrString] = None
+
+
+@dataclass
+class FlavorQuotas:
+    name: str = ""
+    resources: list[ResourceQuota] = field(default_factory=list)
+
+
+@dataclass
+class ResourceGroup:
+    covered_resources: list[str] = field(default_factory=list)
+    flavors: list[FlavorQuotas] = field(default_factory=list)
+
+
+@dataclass
+class BorrowWithinCohort:
+    policy: str = "Never"
+    max_priority_threshold: Optional[int] = None
+
+
+@dataclass
+class ClusterQueuePreemption:
+    reclaim_within_cohort: str = "Never"
+    within_cluster_queue: str = "Never"
+    borrow_within_cohort: Optional[BorrowWithinCohort] = None
+
+
+@dataclass
+class FlavorFungibility:
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: Optional[str] = None
+
+
+@dataclass
+class FairSharing:
+    weight: Optional[IntOrString] = None
+
+    def weight_value(self) -> float:
+        return float(parse_quantity(self.weight)) if self.weight is not None else 1.0
+
+
+@dataclass
+class ClusterQueueSpecCommon:
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    queueing_strategy: str = "BestEffortFIFO"
+    namespace_selector: Optional[LabelSelector] = None
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    preemption: ClusterQueuePreemption = field(default_factory=ClusterQueuePreemption)
+    admission_checks: Any = None
+    admission_checks_strategy: Any = None
+    stop_policy: str = "None"
+    fair_sharing: Optional[FairSharing] = None
+    admission_scope: Any = None
+    concurrent_admission_policy: Any = None
+
+
+@dataclass
+class ClusterQueueSpecV1beta2(ClusterQueueSpecCommon):
+    cohort_name: str = ""
+
+
+@dataclass
+class ClusterQueueSpecV1beta1(ClusterQueueSpecCommon):
+    cohort: str = ""
+
+
+@dataclass
+class ClusterQueueStatus:
+    flavors_reservation: list[dict] = field(default_factory=list)
+    flavors_usage: list[dict] = field(default_factory=list)
+    pending_workloads: int = 0
+    reserving_workloads: int = 0
+    admitted_workloads: int = 0
+    fair_sharing: Optional[dict] = None
+    conditions: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class ClusterQueue:
+    api_version: str = V1BETA2
+    kind: str = "ClusterQueue"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ClusterQueueSpecV1beta2 = field(default_factory=ClusterQueueSpecV1beta2)
+    status: ClusterQueueStatus = field(default_factory=ClusterQueueStatus)
+    NAMESPACED = False
+
+    @property
+    def cohort(self) -> str:
+        s = self.spec
+        return getattr(s, "cohort_name", "") or getattr(s, "cohort", "")
+
+
+@dataclass
+class ClusterQueueV1beta1(ClusterQueue):
+    api_version: str = V1BETA1
+    spec: ClusterQueueSpecV1beta1 = field(default_factory=ClusterQueueSpecV1beta1)
+
+
+@dataclass
+class CohortSpec:
+    parent_name: str = ""
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    fair_sharing: Optional[FairSharing] = None
+
+
+@dataclass
+class Cohort:
+    api_version: str = V1BETA2
+    kind: str = "Cohort"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: CohortSpec = field(default_factory=CohortSpec)
+    status: dict = field(default_factory=dict)
+    NAMESPACED = False
+
+
+# --- LocalQueue ----------------------------------------------------------------------------------------------
+
+@dataclass
+class LocalQueueSpec:
+    cluster_queue: str = ""
+    stop_policy: str = "None"
+    fair_sharing: Optional[FairSharing] = None
+
+
+@dataclass
+class LocalQueueStatus:
+    pending_workloads: int = 0
+    reserving_workloads: int = 0
+    admitted_workloads: int = 0
+    flavors_usage: list[dict] = field(default_factory=list)
+    conditions: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class LocalQueue:
+    api_version: str = V1BETA2
+    kind: str = "LocalQueue"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: LocalQueueSpec = field(default_factory=LocalQueueSpec)
+    status: LocalQueueStatus = field(default_factory=LocalQueueStatus)
+    NAMESPACED = True
+
+
+# --- Workload ----------------------------------------------------------------------------------------------
+
+@dataclass
+class PodSet:
+    name: str = "main"
+    count: int = 1
+    template: Any = field(default=None, metadata={"required": True})    # core/v1 PodTemplateSpec (typed below)
+    min_count: Optional[int] = None
+    topology_request: Any = None
+
+
+@dataclass
+class PriorityClassRef:
+    group: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+@dataclass
+class Condition:
+    """metav1.Condition."""
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+    last_transition_time: Any = None
+    observed_generation: Optional[int] = None
+
+
+@dataclass
+class RequeueState:
+    count: Optional[int] = None
+    requeue_at: Any = None
+
+
+@dataclass
+class PodSetAssignment:
+    name: str = ""
+    flavors: dict[str, str] = field(default_factory=dict)
+    resource_usage: dict[str, str] = field(default_factory=dict)
+    count: int = 0
+
+
+@dataclass
+class Admission:
+    cluster_queue: str = ""
+    pod_set_assignments: list[PodSetAssignment] = field(default_factory=list)
+
+
+@dataclass
+class WorkloadStatus:
+    conditions: list[Condition] = field(default_factory=list)
+    admission: Optional[Admission] = None
+    requeue_state: Optional[RequeueState] = None
+    accumulated_past_exexcution_time_seconds: Any = None
+
+
+@dataclass
+class WorkloadSpecCommon:
+    pod_sets: list[PodSet] = field(default_factory=list)
+    queue_name: str = ""
+    priority: Optional[int] = None
+    active: bool = True
+    maximum_execution_time_seconds: Optional[int] = None
+
+
+@dataclass
+class WorkloadSpecV1beta2(WorkloadSpecCommon):
+    priority_class_ref: Optional[PriorityClassRef] = None
+
+
+@dataclass
+class WorkloadSpecV1beta1(WorkloadSpecCommon):
+    priority_class_name: str = ""
+    priority_class_source: str = ""
+
+
+@dataclass
+class Workload:
+    api_version: str = V1BETA2
+    kind: str = "Workload"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: WorkloadSpecV1beta2 = field(default_factory=WorkloadSpecV1beta2)
+    status: WorkloadStatus = field(default_factory=WorkloadStatus)
+    RESOURCE = "Workload.kueue.x-k8s.io"    # scheduling.k8s.io has a Workload kind too
+    NAMESPACED = True
+
+    def condition(self, ctype: str) -> Optional[Condition]:
+        return next((c for c in self.status.conditions if c.type == ctype), None)
+
+    def is_true(self, ctype: str) -> bool:
+        c = self.condition(ctype)
+        return c is not None and c.status == "True"
+
+    @property
+    def priority_class_name(self) -> str:
+        s = self.spec
+        ref = getattr(s, "priority_class_ref", None)
+        return ref.name if ref is not None else getattr(s, "priority_class_name", "")
+
+
+@dataclass
+class WorkloadV1beta1(Workload):
+    api_version: str = V1BETA1
+    spec: WorkloadSpecV1beta1 = field(default_factory=WorkloadSpecV1beta1)
+
+
+@dataclass
+class WorkloadPriorityClass:
+    api_version: str = V1BETA2
+    kind: str = "WorkloadPriorityClass"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    value: int = 0
+    description: str = ""
+    NAMESPACED = False
+
+
+def _v1beta1(cls: type) -> type:
+    """The same shape served as v1beta1 (kinds whose fields did not change)."""
+    sub = dataclass(type(cls.__name__ + "V1beta1", (cls,), {"__annotations__": {"api_version": str},
+                                                           "api_version": V1BETA1}))
+    return sub
+
+
+KINDS: dict[tuple[str, str], type] = {
+    (V1BETA2, "ResourceFlavor"): ResourceFlavor, (V1BETA1, "ResourceFlavor"): _v1beta1(ResourceFlavor),
+    (V1BETA2, "ClusterQueue"): ClusterQueue, (V1BETA1, "ClusterQueue"): ClusterQueueV1beta1,
+    (V1BETA2, "Cohort"): Cohort, (V1BETA1, "Cohort"): _v1beta1(Cohort),
+    (V1BETA2, "LocalQueue"): LocalQueue, (V1BETA1, "LocalQueue"): _v1beta1(LocalQueue),
+    (V1BETA2, "Workload"): Workload, (V1BETA1, "Workload"): WorkloadV1beta1,
+    (V1BETA2, "WorkloadPriorityClass"): WorkloadPriorityClass,
+    (V1BETA1, "WorkloadPriorityClass"): _v1beta1(WorkloadPriorityClass),
+}
+KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload", "WorkloadPriorityClass")
+
+
+# --- Configuration (config.kueue.x-k8s.io) -----------------------------------------------------------------
+
+@dataclass
+class RequeuingStrategy:
+    timestamp: str = "Eviction"
+    backoff_limit_count: Optional[int] = None
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+
+
+@dataclass
+class WaitForPodsReady:
+    enable: Optional[bool] = None            # v1beta1 only; in v1beta2 presence enables (and 0.19 defaults it on)
+    timeout: Optional[str] = None
+    recovery_timeout: Optional[str] = None
+    block_admission: Optional[bool] = None
+    requeuing_strategy: RequeuingStrategy = field(default_factory=RequeuingStrategy)
+
+
+@dataclass
+class FairSharingConfig:
+    enable: Optional[bool] = None            # v1beta1 only
+    preemption_strategies: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Configuration:
+    api_version: str = "config.kueue.x-k8s.io/v1beta2"
+    kind: str = "Configuration"
+    namespace: Optional[str] = None
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Any = None
+    wait_for_pods_ready: Optional[WaitForPodsReady] = None
+    fair_sharing: Optional[FairSharingConfig] = None
+    health: Any = None
+    metrics: Any = None
+    webhook: Any = None
+    leader_election: Any = None
+    controller: Any = None
+    client_connection: Any = None
+    internal_cert_management: Any = None
+    integrations: Any = None
+    queue_visibility: Any = None
+    multi_kueue: Any = None
+    resources: Any = None
+    feature_gates: Any = None
+    object_retention_policies: Any = None
+    admission_fair_sharing: Any = None
+    pprof_bind_address: Any = None
+
+
+CONFIG_VERSIONS = ("config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2")
+
+
+@dataclass
+class KueueConfig:
+    """The resolved settings the simulated kueue-controller-manager runs with."""
+    wait_for_pods_ready: bool = True
+    pods_ready_timeout: float = 1800.0
+    recovery_timeout: Optional[float] = 1800.0
+    block_admission: bool = False
+    requeuing_timestamp: str = "Eviction"
+    backoff_limit_count: Optional[int] = None
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+    fair_sharing: bool = False
+    preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+def parse_configuration(text: str) -> KueueConfig:
+    """``controller_manager_config.yaml`` → KueueConfig (apis/config/v1beta2/defaults.go). Raises FieldError."""
+    from .duration import DurationError, parse_duration
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise FieldError("", f"YAML syntax error: {getattr(e, 'problem', None) or e}") from None
+    cfg = decode(Configuration, doc)
+    if cfg.api_version not in CONFIG_VERSIONS:
+        raise FieldError("apiVersion", unsupported(cfg.api_version, CONFIG_VERSIONS))
+    if cfg.kind != "Configuration":
+        raise FieldError("kind", unsupported(cfg.kind, ("Configuration",)))
+    out = KueueConfig()
+    w = cfg.wait_for_pods_ready
+
+    def dur(path: str, v: Optional[str]) -> Optional[float]:
+        if v is None:
+            return None
+        try:
+            d = parse_duration(str(v))
+        except DurationError as e:
+            raise FieldError(path, f'Invalid value: "{v}": {e}') from None
+        if d < 0:
+            raise FieldError(path, f'Invalid value: "{v}": must be greater than or equal to 0')
+        return d
+    if w is not None:
+        v1 = cfg.api_version.endswith("v1beta1")
+        out.wait_for_pods_ready = bool(w.enable) if v1 else True
+        if not v1 and w.enable is not None:
+            raise FieldError("waitForPodsReady.enable", 'strict decoding error: unknown field "waitForPodsReady.enable"')
+        t = dur("waitForPodsReady.timeout", w.timeout)
+        if t is not None:
+            if t == 0:
+                raise FieldError("waitForPodsReady.timeout", f'Invalid value: "{w.timeout}": must be greater than 0')
+            out.pods_ready_timeout = t
+        r = dur("waitForPodsReady.recoveryTimeout", w.recovery_timeout)
+        out.recovery_timeout = out.pods_ready_timeout if r is None else (None if r == 0 else r)
+        out.block_admission = bool(w.block_admission)
+        rs = w.requeuing_strategy
+        if rs.timestamp not in ("Eviction", "Creation"):
+            raise FieldError("waitForPodsReady.requeuingStrategy.timestamp",
+                             unsupported(rs.timestamp, ("Eviction", "Creation")))
+        for name in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds"):
+            v = getattr(rs, name)
+            if v is not None and v < 0:
+                from .schema import json_name
+                import dataclasses
+                f = next(f for f in dataclasses.fields(rs) if f.name == name)
+                raise FieldError(f"waitForPodsReady.requeuingStrategy.{json_name(f)}",
+                                 f"Invalid value: {v}: must be greater than or equal to 0")
+        out.requeuing_timestamp, out.backoff_limit_count = rs.timestamp, rs.backoff_limit_count
+        out.backoff_base_seconds, out.backoff_max_seconds = rs.backoff_base_seconds, rs.backoff_max_seconds
+    if cfg.fair_sharing is not None:
+        fs = cfg.fair_sharing
+        out.fair_sharing = bool(fs.enable) if cfg.api_version.endswith("v1beta1") else True
+        if fs.preemption_strategies:
+            if tuple(fs.preemption_strategies) not in PREEMPTION_STRATEGIES:
+                raise FieldError("fairSharing.preemptionStrategies", f"Unsupported value: {fs.preemption_strategies}: "
+                                 "supported values: [LessThanOrEqualToFinalShare], [LessThanInitialShare], "
+                                 "[LessThanOrEqualToFinalShare, LessThanInitialShare]")
+            out.preemption_strategies = tuple(fs.preemption_strategies)
+    return out
+
+
+# --- validation (CRD OpenAPI + webhooks) -------------------------------------------------------------------
+
+Errors = Iterator[tuple[str, str]]
+
+
+def _enum(value: str, allowed: tuple[str, ...], path: str) -> Errors:
+    if value not in allowed:
+        yield path, unsupported(value, allowed)
+
+
+def _quantity(value: Any, path: str) -> Errors:
+    try:
+        q = parse_quantity(value)
+    except QuantityError as e:
+        yield path, f'Invalid value: "{value}": {e}'
+        return
+    if q < 0:
+        yield path, f'Invalid value: "{value}": must be greater than or equal to 0'
+
+
+def validate_resource_groups(groups: list[ResourceGroup], path: str, has_parent: bool) -> Errors:
+    if len(groups) > MAX_RESOURCE_GROUPS:
+        yield path, f"Too many: {len(groups)}: must have at most {MAX_RESOURCE_GROUPS} items"
+    seen_res: set[str] = set()
+    seen_fl: set[str] = set()
+    for i, g in enumerate(groups):
+        gp = f"{path}[{i}]"
+        if not g.covered_resources:
+            yield f"{gp}.coveredResources", "Required value"
+        if not g.flavors:
+            yield f"{gp}.flavors", "Required value"
+        for j, r in enumerate(g.covered_resources):
+            if r in seen_res:
+                yield f"{gp}.coveredResources[{j}]", f'Duplicate value: "{r}"'
+            seen_res.add(r)
+        for j, fq in enumerate(g.flavors):
+            fp = f"{gp}.flavors[{j}]"
+            if fq.name in seen_fl:
+                yield f"{fp}.name", f'Duplicate value: "{fq.name}"'
+            seen_fl.add(fq.name)
+            names = [r.name for r in fq.resources]
+            # webhook: flavor resources must match coveredResources, in order
+            if names != list(g.covered_resources):
+                yield f"{fp}.resources", ("Invalid value: must have the same number of resources as the "
+                                          "coveredResources" if len(names) != len(g.covered_resources) else
+                                          "Invalid value: must match the resource names in coveredResources, "
+                                          "in the same order")
+            for k, rq in enumerate(fq.resources):
+                rp = f"{fp}.resources[{k}]"
+                yield from _quantity(rq.nominal_quota, f"{rp}.nominalQuota")
+                if rq.borrowing_limit is not None:
+                    yield from _quantity(rq.borrowing_limit, f"{rp}.borrowingLimit")
+                    if not has_parent:
+                        # clusterqueue_webhook.go: borrowingLimit must be nil when cohort is empty
+                        yield f"{rp}.borrowingLimit", "Invalid value: must be nil when cohort is empty"
+                if rq.lending_limit is not None:
+                    yield from _quantity(rq.lending_limit, f"{rp}.lendingLimit")
+                    if not has_parent:
+                        yield f"{rp}.lendingLimit", "Invalid value: must be nil when cohort is empty"
+                    else:
+                        try:
+                            if parse_quantity(rq.lending_limit) > parse_quantity(rq.nominal_quota):
+                                yield f"{rp}.lendingLimit", (f'Invalid value: "{rq.lending_limit}": must be less '
+                                                             "than or equal to the nominalQuota")
+                        except QuantityError:
+                            pass
+
+
+def validate_cluster_queue(cq: ClusterQueue) -> Errors:
+    s = cq.spec
+    has_cohort = bool(cq.cohort)
+    yield from validate_resource_groups(s.resource_groups, "spec.resourceGroups", has_cohort)
+    yield from _enum(s.queueing_strategy, QUEUEING_STRATEGIES, "spec.queueingStrategy")
+    yield from _enum(s.stop_policy, STOP_POLICIES, "spec.stopPolicy")
+    p = s.preemption
+    yield from _enum(p.reclaim_within_cohort, RECLAIM_POLICIES, "spec.preemption.reclaimWithinCohort")
+    yield from _enum(p.within_cluster_queue, WITHIN_CQ_POLICIES, "spec.preemption.withinClusterQueue")
+    if p.borrow_within_cohort is not None:
+        yield from _enum(p.borrow_within_cohort.policy, BORROW_WITHIN_COHORT_POLICIES,
+                         "spec.preemption.borrowWithinCohort.policy")
+        if p.borrow_within_cohort.policy != "Never" and p.reclaim_within_cohort == "Never":
+            # CRD x-kubernetes-validations rule on ClusterQueuePreemption
+            yield "spec.preemption", ("Invalid value: \"object\": reclaimWithinCohort=Never and "
+                                      "borrowWithinCohort.Policy!=Never")
+    f = s.flavor_fungibility
+    v1 = cq.api_version == V1BETA1
+    when_borrow = WHEN_CAN_BORROW + (("Borrow",) if v1 else ())
+    when_preempt = WHEN_CAN_PREEMPT + (("Preempt",) if v1 else ())
+    yield from _enum(f.when_can_borrow, when_borrow, "spec.flavorFungibility.whenCanBorrow")
+    yield from _enum(f.when_can_preempt, when_preempt, "spec.flavorFungibility.whenCanPreempt")
+    if f.preference is not None:
+        yield from _enum(f.preference, PREFERENCES, "spec.flavorFungibility.preference")
+    if s.fair_sharing is not None and s.fair_sharing.weight is not None:
+        yield from _quantity(s.fair_sharing.weight, "spec.fairSharing.weight")
+
+
+def validate_cohort(c: Cohort) -> Errors:
+    if c.spec.parent_name == c.metadata.name:
+        yield "spec.parentName", f'Invalid value: "{c.spec.parent_name}": cohort cannot be its own parent'
+    yield from validate_resource_groups(c.spec.resource_groups, "spec.resourceGroups", bool(c.spec.parent_name))
+    if c.spec.fair_sharing is not None and c.spec.fair_sharing.weight is not None:
+        yield from _quantity(c.spec.fair_sharing.weight, "spec.fairSharing.weight")
+
+
+def validate_local_queue(lq: LocalQueue) -> Errors:
+    if not lq.spec.cluster_queue:
+        yield "spec.clusterQueue", "Required value"
+    yield from _enum(lq.spec.stop_policy, STOP_POLICIES, "spec.stopPolicy")
+
+
+def validate_workload(wl: Workload) -> Errors:
+    if not wl.spec.pod_sets:
+        yield "spec.podSets", "Required value"
+    if len(wl.spec.pod_sets) > 8:
+        yield "spec.podSets", f"Too many: {len(wl.spec.pod_sets)}: must have at most 8 items"
+    names = set()
+    for i, ps in enumerate(wl.spec.pod_sets):
+        if ps.count < 0:
+            yield f"spec.podSets[{i}].count", f"Invalid value: {ps.count}: must be greater than or equal to 0"
+        if ps.name in names:
+            yield f"spec.podSets[{i}].name", f'Duplicate value: "{ps.name}"'
+        names.add(ps.name)
+
+
+def decode_pod_templates(wl: Workload) -> None:
+    """PodSet templates are core/v1 PodTemplateSpecs; decode them strictly once the envelope decoded."""
+    from .batch_v1 import PodTemplateSpec
+    for i, ps in enumerate(wl.spec.pod_sets):
+        if isinstance(ps.template, dict):
+            ps.template = decode(PodTemplateSpec, ps.template, f"spec.podSets[{i}].template")
+
+
+def validate_scenario(sc: Any, err: Any) -> Optional[KueueConfig]:
+    """Per-object validation and references (LocalQueue → ClusterQueue, ClusterQueue → ResourceFlavor and
+    Cohort, Cohort → parent Cohort without cycles, Workload → LocalQueue/WorkloadPriorityClass), and the
+    manager's Configuration. ``err(obj, path, message)`` builds the InputError. Returns the config, or None
+    when the scenario has no Kueue object."""
+    objs = {k: sc.objects.get(k, []) for k in ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
+                                               Workload.RESOURCE, "WorkloadPriorityClass")}
+    jobs_with_queue = [j for j in sc.jobs if QUEUE_NAME_LABEL in j.metadata.labels]
+    if not any(objs.values()) and not jobs_with_queue:
+        return None
+
+    def raise_all(obj: Any, errors: Errors) -> None:
+        errs = list(errors)
+        if len(errs) == 1:
+            raise err(obj, errs[0][0], errs[0][1])
+        if errs:
+            raise err(obj, "", "[" + ", ".join(f"{p}: {m}" for p, m in errs) + "]")
+    flavors = {f.metadata.name for f in objs["ResourceFlavor"]}
+    for f in objs["ResourceFlavor"]:
+        from .validation import validate_taint
+        for i, t in enumerate(f.spec.node_taints):
+            raise_all(f, validate_taint(t, f"spec.nodeTaints[{i}]"))
+    cohorts = {c.metadata.name: c for c in objs["Cohort"]}
+    for c in objs["Cohort"]:
+        raise_all(c, validate_cohort(c))
+        seen, cur = {c.metadata.name}, c.spec.parent_name
+        while cur and cur in cohorts:
+            if cur in seen:
+                raise err(c, "spec.parentName", f'Invalid value: "{c.spec.parent_name}": cohort cycle '
+                          + " -> ".join([*seen, cur]))
+            seen.add(cur)
+            cur = cohorts[cur].spec.parent_name
+        for i, g in enumerate(c.spec.resource_groups):
+            for j, fq in enumerate(g.flavors):
+                if fq.name not in flavors:
+                    raise err(c, f"spec.resourceGroups[{i}].flavors[{j}].name",
+                              f'Not found: "{fq.name}": no ResourceFlavor "{fq.name}" in the scenario')
+    cqs = {q.metadata.name: q for q in objs["ClusterQueue"]}
+    for cq in objs["ClusterQueue"]:
+        raise_all(cq, validate_cluster_queue(cq))
+        for i, g in enumerate(cq.spec.resource_groups):
+            for j, fq in enumerate(g.flavors):
+                if fq.name not in flavors:
+                    # Kueue keeps such a ClusterQueue inactive (condition Active=False, reason FlavorNotFound);
+                    # gpusim rejects the input so the mistake is seen at once.
+                    raise err(cq, f"spec.resourceGroups[{i}].flavors[{j}].name",
+                              f'Not found: "{fq.name}": no ResourceFlavor "{fq.name}" in the scenario '
+                              "(Kueue would keep the ClusterQueue inactive: FlavorNotFound)")
+    classes = {p.metadata.name for p in objs["WorkloadPriorityClass"]}
+    lqs = {(q.metadata.namespace, q.metadata.name): q for q in objs["LocalQueue"]}
+    for lq in objs["LocalQueue"]:
+        raise_all(lq, validate_local_queue(lq))
+        if lq.spec.cluster_queue not in cqs:
+            raise err(lq, "spec.clusterQueue", f'Not found: "{lq.spec.cluster_queue}": no ClusterQueue '
+                      f'"{lq.spec.cluster_queue}" in the scenario')
+    for wl in objs[Workload.RESOURCE]:
+        try:
+            decode_pod_templates(wl)
+        except FieldError as e:
+            raise err(wl, e.path, e.message) from None
+        raise_all(wl, validate_workload(wl))
+        if wl.spec.queue_name and (wl.metadata.namespace, wl.spec.queue_name) not in lqs:
+            raise err(wl, "spec.queueName", f'Not found: "{wl.spec.queue_name}": no LocalQueue '
+                      f'"{wl.spec.queue_name}" in namespace "{wl.metadata.namespace}"')
+        if wl.priority_class_name and wl.priority_class_name not in classes:
+            raise err(wl, "spec.priorityClassRef.name" if wl.api_version == V1BETA2 else "spec.priorityClassName",
+                      f'Not found: "{wl.priority_class_name}": no WorkloadPriorityClass in the scenario')
+    for job in jobs_with_queue:
+        q = job.metadata.labels[QUEUE_NAME_LABEL]
+        if (job.metadata.namespace, q) not in lqs:
+            raise err(job, f"metadata.labels[{QUEUE_NAME_LABEL}]", f'Not found: "{q}": no LocalQueue "{q}" in '
+                      f'namespace "{job.metadata.namespace}"')
+        p = job.metadata.labels.get(PRIORITY_CLASS_LABEL)
+        if p and p not in classes:
+            raise err(job, f"metadata.labels[{PRIORITY_CLASS_LABEL}]",
+                      f'Not found: "{p}": no WorkloadPriorityClass in the scenario')
+    cm = next((c for c in sc.configmaps if c.metadata.name == CONFIG_MAP
+               and c.metadata.namespace == CONFIG_NAMESPACE), None)
+    if cm is None:
+        return KueueConfig()
+    if CONFIG_KEY not in cm.data:
+        raise err(cm, "data", f"Required value: key {CONFIG_KEY}")
+    try:
+        return parse_configuration(cm.data[CONFIG_KEY])
+    except FieldError as e:
+        raise err(cm, f"data[{CONFIG_KEY}]" + (f".{e.path}" if e.path else ""), e.message) from None

@@ -1,0 +1,239 @@
+"""Preemption (mirrors kueue pkg/scheduler/preemption/preemption.go, classical/ and fairsharing/ helpers,
+common/ordering.go).
+
+Classic: candidates are admitted workloads of the same ClusterQueue allowed by ``withinClusterQueue`` and of
+other ClusterQueues in the cohort tree that are borrowing, allowed by ``reclaimWithinCohort`` (and, when the
+preemptor has to borrow, ``borrowWithinCohort``). Candidates are ordered (other CQs first, lowest priority,
+most recently admitted, UID), taken greedily until the preemptor fits, then minimised by walking the list
+backwards and putting back every target that is not needed.
+
+Fair sharing: repeatedly take the ClusterQueue with the highest weighted share that has candidates; its best
+candidate is preempted if a strategy allows it (LessThanOrEqualToFinalShare: share of the preemptor's CQ with
+the workload ≤ share of the target CQ without the candidate; LessThanInitialShare: < the target's current share).
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+from .cache import Node
+from .resources import FlavorResource
+from .workload import (IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAIM_WHILE_BORROWING,
+                       IN_COHORT_RECLAMATION, Info)
+
+
+@dataclass
+class Target:
+    info: Info
+    reason: str
+
+
+@dataclass
+class Policy:
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: Optional[int] = None
+
+
+class Preemptor:
+    def __init__(self, nodes: dict[str, Node], admitted: dict[str, dict[str, Info]], policies: dict[str, Policy],
+                 fair_sharing: bool = False, strategies: tuple[str, ...] = ()):
+        self.nodes, self.admitted, self.policies = nodes, admitted, policies
+        self.fair_sharing, self.strategies = fair_sharing, strategies
+        # admitted workloads of each CQ kept in candidate order (priority, newest reservation first, UID), so
+        # candidates stream out lazily and the greedy search stops as soon as the preemptor fits
+        self._ordered: dict[str, list[tuple[tuple, Info]]] = {n: [] for n in nodes}
+        self._cohort: dict[str, list[str]] = {}
+        for name, node in sorted(nodes.items()):
+            if node.parent is not None:
+                root = node.root()
+                self._cohort[name] = sorted(n for n, o in nodes.items() if o.root() is root and n != name)
+
+    @staticmethod
+    def _key(c: Info) -> tuple:
+        return (c.priority, -(c.reserved_at or 0.0), c.uid)
+
+    def admitted_added(self, c: Info) -> None:
+        bisect.insort(self._ordered[c.cq], (self._key(c), c), key=lambda e: e[0])
+
+    def admitted_removed(self, c: Info) -> None:
+        lst = self._ordered[c.cq]
+        k = self._key(c)
+        i = bisect.bisect_left(lst, k, key=lambda e: e[0])
+        while i < len(lst) and lst[i][1] is not c:
+            i += 1
+        if i < len(lst):
+            del lst[i]
+
+    # --- candidates ----------------------------------------------------------------------------------------
+    def candidates(self, wl: Info, frs: set[FlavorResource], cohort: bool = True) -> Iterator[Info]:
+        """In CandidatesOrdering order: other CQs of the cohort that borrow first, then the preemptor's CQ."""
+        pol = self.policies[wl.cq]
+        if cohort and pol.reclaim_within_cohort != "Never":
+            lists = [self._ordered[n] for n in self._cohort.get(wl.cq, ())
+                     if self._ordered[n] and any(self.nodes[n].is_borrowing(fr) for fr in frs)]
+            stream = lists[0] if len(lists) == 1 else heapq.merge(*lists, key=lambda e: e[0])
+            any_priority = pol.reclaim_within_cohort == "Any"
+            for _, c in stream:
+                if not any_priority and c.priority >= wl.priority:
+                    if len(lists) == 1:
+                        break
+                    continue
+                if frs.intersection(c.usage):
+                    yield c
+        if pol.within_cluster_queue != "Never":
+            newer_equal = pol.within_cluster_queue == "LowerOrNewerEqualPriority"
+            for _, c in self._ordered[wl.cq]:
+                if c.priority > wl.priority or (c.priority == wl.priority and not newer_equal):
+                    break
+                if c is wl or not frs.intersection(c.usage):
+                    continue
+                if c.priority < wl.priority or c.queued_at > wl.queued_at:
+                    yield c
+
+    # --- fit checks on the live tree (targets are removed and put back) ------------------------------------
+    @staticmethod
+    def _fits(cq: Node, req: dict[FlavorResource, int], allow_borrowing: bool) -> bool:
+        for fr, v in req.items():
+            if not allow_borrowing and cq.borrowing_with(fr, v):
+                return False
+            if v > cq.available(fr):
+                return False
+        return True
+
+    def _remove(self, c: Info) -> None:
+        node = self.nodes[c.cq]
+        for fr, v in c.usage.items():
+            node.add_usage(fr, -v)
+
+    def _restore(self, c: Info) -> None:
+        node = self.nodes[c.cq]
+        for fr, v in c.usage.items():
+            node.add_usage(fr, v)
+
+    def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: Iterable[Info], allow_borrowing: bool,
+                 frs: set[FlavorResource], minimize: bool = True) -> list[Info]:
+        cq = self.nodes[wl.cq]
+        targets: list[Info] = []
+        fits = False
+        for c in candidates:
+            if c.cq != wl.cq and not any(self.nodes[c.cq].is_borrowing(fr) for fr in frs):
+                continue
+            self._remove(c)
+            targets.append(c)
+            if self._fits(cq, req, allow_borrowing):
+                fits = True
+                break
+        if not fits:
+            for c in targets:
+                self._restore(c)
+            return []
+        for i in range(len(targets) - 2, -1, -1) if minimize else ():
+            self._restore(targets[i])
+            if self._fits(cq, req, allow_borrowing):
+                targets.pop(i)
+            else:
+                self._remove(targets[i])
+        for c in targets:
+            self._restore(c)
+        return targets
+
+    def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
+                    minimize: bool = True) -> list[Target]:
+        """preemption.go GetTargets for the flavor-resources that need preemption (``minimize=False``: only
+        whether any set of targets exists, as the flavor assigner's preemption oracle asks)."""
+        candidates = list(self.candidates(wl, frs)) if self.fair_sharing else self.candidates(wl, frs)
+        cq = self.nodes[wl.cq]
+        if self.fair_sharing and cq.parent is not None:
+            return self._fair(wl, req, frs, candidates) if candidates else []
+        pol = self.policies[wl.cq]
+        under_nominal = all(cq.usage.get(fr, 0) < cq.subtree.get(fr, 0) for fr in frs)
+        borrows = any(cq.borrowing_with(fr, v) for fr, v in req.items())
+        if pol.borrow_within_cohort != "Never":
+            cands: Iterable[Info] = candidates
+            if not under_nominal:
+                limit = pol.max_priority_threshold
+                cands = (c for c in candidates if c.cq == wl.cq or (
+                    c.priority < wl.priority and (limit is None or c.priority <= limit)))
+            return self._label(wl, self._minimal(wl, req, cands, True, frs, minimize), borrows)
+        if under_nominal:
+            targets = self._minimal(wl, req, candidates, False, frs, minimize)
+            if targets:
+                return self._label(wl, targets, False)
+        same = self.candidates(wl, frs, cohort=False)
+        return self._label(wl, self._minimal(wl, req, same, True, frs, minimize), borrows)
+
+    def _label(self, wl: Info, targets: list[Info], borrowing: bool) -> list[Target]:
+        out = []
+        for t in targets:
+            if t.cq == wl.cq:
+                reason = IN_CLUSTER_QUEUE
+            else:
+                reason = IN_COHORT_RECLAIM_WHILE_BORROWING if borrowing else IN_COHORT_RECLAMATION
+            out.append(Target(t, reason))
+        return out
+
+    # --- fair sharing (preemption.go fairPreemptions) ------------------------------------------------------
+    def _fair(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
+              candidates: list[Info]) -> list[Target]:
+        cq = self.nodes[wl.cq]
+        by_cq: dict[str, list[Info]] = {}
+        for c in candidates:
+            by_cq.setdefault(c.cq, []).append(c)
+        removed: list[Target] = []
+        fits = False
+
+        def share_with_wl() -> float:
+            return cq.weighted_share(req)
+        while not fits:
+            order = sorted((n for n in by_cq if by_cq[n]), key=lambda n: (-self.nodes[n].weighted_share(), n))
+            progressed = False
+            for name in order:
+                c = by_cq[name][0]
+                node = self.nodes[name]
+                if name == wl.cq:
+                    ok, reason = True, IN_CLUSTER_QUEUE
+                else:
+                    ok, reason = False, IN_COHORT_FAIR_SHARING
+                    preemptor_share = share_with_wl()
+                    for strategy in self.strategies:
+                        if strategy == "LessThanOrEqualToFinalShare":
+                            self._remove(c)
+                            target_after = node.weighted_share()
+                            self._restore(c)
+                            ok = preemptor_share <= target_after
+                        elif strategy == "LessThanInitialShare":
+                            ok = preemptor_share < node.weighted_share()
+                        if ok:
+                            break
+                by_cq[name].pop(0)
+                if not ok:
+                    continue
+                self._remove(c)
+                removed.append(Target(c, reason))
+                progressed = True
+                if self._fits(cq, req, True):
+                    fits = True
+                break
+            if not progressed:
+                break
+        if not fits:
+            for t in removed:
+                self._restore(t.info)
+            return []
+        for i in range(len(removed) - 2, -1, -1):
+            self._restore(removed[i].info)
+            if self._fits(cq, req, True):
+                removed.pop(i)
+            else:
+                self._remove(removed[i].info)
+        for t in removed:
+            self._restore(t.info)
+        return removed
+
+    def oracle(self, wl: Info) -> Callable[[FlavorResource, int], bool]:
+        """preemption_oracle.go SimulatePreemption: could preemption make ``val`` of fr fit?"""
+        return lambda fr, val: bool(self.get_targets(wl, {fr: val}, {fr}, minimize=False))

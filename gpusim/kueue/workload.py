@@ -1,0 +1,96 @@
+"""Workload bookkeeping (mirrors kueue pkg/workload: workload.go Info/TotalRequests, conditions helpers,
+admission.go; and apis/kueue/v1beta2/workload_types.go condition types and reasons)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..api.kueue_x_k8s_io import Condition, Workload
+from ..api.resourcehelper import container_requests
+from . import resources
+from .resources import FlavorResource
+
+# condition types
+QUOTA_RESERVED, ADMITTED, EVICTED, PREEMPTED = "QuotaReserved", "Admitted", "Evicted", "Preempted"
+PODS_READY, REQUEUED, FINISHED, DEACTIVATION_TARGET = "PodsReady", "Requeued", "Finished", "DeactivationTarget"
+# Evicted / Preempted reasons
+EVICTED_BY_PREEMPTION = "Preempted"
+EVICTED_BY_PODS_READY_TIMEOUT = "PodsReadyTimeout"
+EVICTED_BY_DEACTIVATION = "Deactivated"
+REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
+IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION = "InClusterQueue", "InCohortReclamation"
+IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortFairSharing", "InCohortReclaimWhileBorrowing"
+HUMAN_READABLE_PREEMPTION = {   # preemption.go HumanReadablePreemptionReasons
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, Kueue ≥0.19)
+WAITING_FOR_QUOTA, EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR = "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+PENDING = "Pending"
+
+
+def set_condition(wl: Workload, ctype: str, status: str, reason: str, message: str, now: float) -> bool:
+    """apimeta.SetStatusCondition: the transition time changes only when the status does. Returns whether
+    anything changed."""
+    c = wl.condition(ctype)
+    if c is None:
+        wl.status.conditions.append(Condition(ctype, status, reason, message, now))
+        return True
+    changed = (c.status, c.reason, c.message) != (status, reason, message)
+    if c.status != status:
+        c.last_transition_time = now
+    c.status, c.reason, c.message = status, reason, message
+    return changed
+
+
+def remove_condition(wl: Workload, ctype: str) -> None:
+    wl.status.conditions = [c for c in wl.status.conditions if c.type != ctype]
+
+
+@dataclass(eq=False)
+class Info:
+    """workload.Info: the object plus what the scheduler needs, computed once."""
+
+    obj: Workload
+    cq: str                                          # ClusterQueue name the LocalQueue points at
+    priority: int
+    requests: list[dict[str, int]]                   # per podSet: total requests (per pod × count)
+    seq: int = 0                                     # tie-breaker: creation order (UID order upstream)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)   # while quota is reserved
+    reserved_at: Optional[float] = None
+    queued_at: float = 0.0                           # queue-order timestamp
+    last_message: str = ""
+    last_reason: str = ""
+    job: Any = None                                  # owning batch/v1 Job, if any
+    signature: Any = None                            # what flavor assignment depends on, for memoisation
+
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.key = f"{self.obj.metadata.namespace}/{self.obj.metadata.name}"
+
+    @property
+    def uid(self) -> str:
+        return self.obj.metadata.uid
+
+    def total(self) -> dict[FlavorResource, int]:
+        return self.usage
+
+
+def pod_set_requests(ps: Any) -> dict[str, int]:
+    """Requests of one pod of the podSet (resource → Kueue int value), × count, plus ``pods`` = count."""
+    spec = ps.template.spec
+    per: dict[str, Any] = {}
+    for c in spec.containers:
+        for k, v in container_requests(c).items():
+            per[k] = per.get(k, 0) + v
+    for c in spec.init_containers:
+        for k, v in container_requests(c).items():
+            if v > per.get(k, 0):
+                per[k] = v
+    out = {k: resources.value(k, v) * ps.count for k, v in per.items()}
+    out[resources.PODS] = ps.count
+    return out
