@@ -85,6 +85,10 @@ class MultiTenant:
     seed: int = 7
     until: str = "6h"
     reclaim: bool = True         # may a team take back lent quota by preempting the borrower?
+    # Volcano only: mark every Volcano Job volcano.sh/preemptable: "true". reclaim and preempt evict only
+    # such tasks (vc:pkg/scheduler/actions/reclaim/reclaim.go skips !task.Preemptable; GetPodPreemptable in
+    # vc:pkg/scheduler/api/pod_info.go defaults to false), so with False the reclaim action finds no victim.
+    volcano_preemptable: bool = False
     teams: tuple[Team, ...] = field(default_factory=lambda: (
         Team("team-a", 16, training=tuple(TrainingJob(f"train-{i}", submit_at=f"{i * 10}s") for i in range(6))),
         Team("team-b", 16, inference=tuple(InferenceJob(f"serve-{i}", submit_at=f"{5 + i}m") for i in range(4))),
@@ -175,11 +179,8 @@ def _volcano(w: MultiTenant) -> list[dict]:
                         "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
                         "data": {"volcano-scheduler.conf": VOLCANO_CONF if w.reclaim
                                  else VOLCANO_CONF.replace(", reclaim", "")}}]
-    # Volcano's reclaim (and preempt) only evict tasks marked volcano.sh/preemptable: "true"
-    # (vc:pkg/scheduler/actions/reclaim/reclaim.go skips tasks with !task.Preemptable; the annotation
-    # defaults to false, vc:pkg/scheduler/api/pod_info.go GetPodPreemptable); "reclaim on" therefore
-    # marks every Job preemptable, as examples/volcano-queues.yaml does for its elastic job.
-    job_annotations = {"volcano.sh/preemptable": "true"} if w.reclaim else {}
+    # as examples/volcano-queues.yaml marks its elastic job (see MultiTenant.volcano_preemptable)
+    job_annotations = {"volcano.sh/preemptable": "true"} if w.volcano_preemptable else {}
     for t in w.teams:
         spec: dict = {"weight": t.weight, "reclaimable": True}
         if t.borrowing_limit is not None:
@@ -385,9 +386,10 @@ _KEEP: Any = object()
 
 def with_knobs(w: MultiTenant = MultiTenant(), weights: Optional[Sequence[int]] = None,
                guaranteed: Optional[Sequence[int]] = None, borrowing_limit: Any = _KEEP,
-               reclaim: Optional[bool] = None) -> MultiTenant:
+               reclaim: Optional[bool] = None, volcano_preemptable: Optional[bool] = None) -> MultiTenant:
     """``w`` with the policy knobs changed: ``weights`` and ``guaranteed`` GPUs per team (in ``w.teams``
-    order), one ``borrowing_limit`` for every team (None = may borrow all unused quota), ``reclaim``."""
+    order), one ``borrowing_limit`` for every team (None = may borrow all unused quota), ``reclaim``,
+    ``volcano_preemptable``."""
     teams = list(w.teams)
     for key, values in (("weight", weights), ("guaranteed", guaranteed)):
         if values is None:
@@ -401,7 +403,8 @@ def with_knobs(w: MultiTenant = MultiTenant(), weights: Optional[Sequence[int]] 
         if borrowing_limit is not None and borrowing_limit < 0:
             raise ValueError(f"borrowing_limit must be ≥ 0 or None, got {borrowing_limit}")
         teams = [replace(t, borrowing_limit=borrowing_limit) for t in teams]
-    return replace(w, teams=tuple(teams), reclaim=w.reclaim if reclaim is None else reclaim)
+    return replace(w, teams=tuple(teams), reclaim=w.reclaim if reclaim is None else reclaim,
+                   volcano_preemptable=w.volcano_preemptable if volcano_preemptable is None else volcano_preemptable)
 
 
 def describe(m: Measured) -> str:
@@ -471,14 +474,17 @@ def plot_shares(rows: list[Measured], w: MultiTenant = MultiTenant(), axes: Any 
 
 
 def explore(policy: str = "kueue", weight_a: int = 1, weight_b: int = 1, guaranteed_b: int = 16,
-            borrowing_limit: int = -1, reclaim: bool = True, w: MultiTenant = MultiTenant()) -> Measured:
+            borrowing_limit: int = -1, reclaim: bool = True, preemptable: bool = False,
+            w: MultiTenant = MultiTenant()) -> Measured:
     """Run one policy with the widget's knobs (team A is guaranteed the rest of the cluster; a negative
-    ``borrowing_limit`` means unlimited), print ``describe`` and draw the share plot."""
+    ``borrowing_limit`` means unlimited; ``preemptable`` marks Volcano Jobs), print ``describe`` and draw
+    the share plot."""
     import matplotlib.pyplot as plt
     if not 0 <= guaranteed_b <= w.total_gpus:
         raise ValueError(f"guaranteed_b must be within 0..{w.total_gpus}, got {guaranteed_b}")
     v = with_knobs(w, weights=(weight_a, weight_b), guaranteed=(w.total_gpus - guaranteed_b, guaranteed_b),
-                   borrowing_limit=None if borrowing_limit < 0 else borrowing_limit, reclaim=reclaim)
+                   borrowing_limit=None if borrowing_limit < 0 else borrowing_limit, reclaim=reclaim,
+                   volcano_preemptable=preemptable)
     [m] = compare(v, (policy,))
     print(describe(m))
     plot_shares([m], v)
@@ -491,10 +497,10 @@ def policy_widget(w: MultiTenant = MultiTenant()) -> Any:
     import ipywidgets as widgets
     total = w.total_gpus
     return widgets.interactive(
-        lambda policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim: explore(
-            policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, w) and None,
+        lambda policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, preemptable: explore(
+            policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, preemptable, w) and None,
         policy=widgets.Dropdown(options=list(POLICIES), value="kueue"),
         weight_a=widgets.IntSlider(1, 1, 8), weight_b=widgets.IntSlider(1, 1, 8),
         guaranteed_b=widgets.IntSlider(total // 2, 0, total, w.gpus_per_node // 2),
         borrowing_limit=widgets.IntSlider(-1, -1, total, 1, description="borrow (−1 = ∞)"),
-        reclaim=widgets.Checkbox(True))
+        reclaim=widgets.Checkbox(True), preemptable=widgets.Checkbox(False, description="Volcano preemptable"))

@@ -46,21 +46,21 @@ def test_with_knobs_rejects_bad_values(kwargs, message):
         c.with_knobs(**kwargs)
 
 
-@pytest.mark.parametrize("reclaim", [True, False])
-def test_volcano_reclaim_switch_marks_jobs_preemptable(reclaim):
-    docs = _docs("volcano", c.with_knobs(reclaim=reclaim))
+@pytest.mark.parametrize("reclaim, preemptable", [(True, True), (True, False), (False, True), (False, False)])
+def test_volcano_reclaim_action_and_preemptable_jobs(reclaim, preemptable):
+    docs = _docs("volcano", c.with_knobs(reclaim=reclaim, volcano_preemptable=preemptable))
     conf = _kind(docs, "ConfigMap")[0]["data"]["volcano-scheduler.conf"]
     jobs = [d for d in _kind(docs, "Job") if d["apiVersion"].startswith("batch.volcano.sh")]
     assert ("reclaim" in conf.split("\n")[0]) == reclaim
-    assert all((j["metadata"]["annotations"].get("volcano.sh/preemptable") == "true") == reclaim for j in jobs)
+    assert all((j["metadata"]["annotations"].get("volcano.sh/preemptable") == "true") == preemptable for j in jobs)
 
 
-def test_volcano_reclaim_serves_team_b_sooner():
-    on, = c.compare(c.with_knobs(reclaim=True), ("volcano",))
-    off, = c.compare(c.with_knobs(reclaim=False), ("volcano",))
-    assert on.evictions > 0 and off.evictions == 0
-    assert on.b_wait_mean < off.b_wait_mean
-    assert on.shares["team-b"] > off.shares["team-b"]
+def test_volcano_reclaims_only_preemptable_tasks():
+    plain, = c.compare(c.with_knobs(reclaim=True), ("volcano",))
+    marked, = c.compare(c.with_knobs(reclaim=True, volcano_preemptable=True), ("volcano",))
+    assert plain.evictions == 0 and marked.evictions > 0
+    assert marked.b_wait_mean < plain.b_wait_mean
+    assert marked.shares["team-b"] > plain.shares["team-b"]
 
 
 @pytest.fixture(scope="module")
