@@ -139,7 +139,8 @@ class JobController:
         backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
         if job.status.failed > backoff_limit:
             for p in list(active_pods.values()):
-                ctx.api.delete(p)
+                if ctx.api.get("Pod", p.metadata.namespace, p.metadata.name) is p:
+                    ctx.api.delete(p)
             self._finish(job, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             return
         done = (completions is not None and job.status.succeeded >= completions) or \
@@ -150,8 +151,10 @@ class JobController:
         self._suspend_condition(job)
         if spec.suspend:
             for p in list(active_pods.values()):
-                self._suspend_deleted.add(p.metadata.uid)
                 active_pods.pop(p.metadata.uid, None)
+                if ctx.api.get("Pod", p.metadata.namespace, p.metadata.name) is not p:
+                    continue    # already gone (its DELETED event is on the way); upstream ignores NotFound
+                self._suspend_deleted.add(p.metadata.uid)
                 ctx.api.delete(p)
             job.status.active = 0
             self._publish(job)

@@ -95,7 +95,7 @@ class JobReconciler:
                                                            True, True)])
         wl = Workload(V1BETA2, "Workload", meta, spec)
         self.by_job[job.metadata.uid] = wl
-        self.kueue.jobs[name] = job
+        self.kueue.jobs[f"{job.metadata.namespace}/{name}"] = job
         ctx.api.create(wl)
         ctx.event(job, NORMAL, "CreatedWorkload", f"Created Workload: {job.metadata.namespace}/{name}", SOURCE)
 
