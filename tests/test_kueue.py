@@ -554,3 +554,17 @@ spec:
     with pytest.raises(gs.InputError) as e:
         gs.load(texts=[("t.yaml", "\n---\n".join([FLAVOR % "default", cq("a", "1"), w1]))])
     assert 'spec.priorityClassName: Not found: "urgent"' in str(e.value)
+
+
+@pytest.mark.parametrize("block,second_at_zero", [(True, False), (False, True)])
+def test_block_admission_waits_for_pods_ready(block, second_at_zero):
+    cfg = config(f"waitForPodsReady: {{timeout: 5m, blockAdmission: {str(block).lower()}}}")
+    r = run(cfg, NODES, LABELLED_FLAVOR % "a", cq("a", "4"), JOB % ("one", 1, 1, ""), JOB % ("two", 1, 1, ""),
+            until="5m")
+    times = sorted(e.time for e in r.events.log if e.reason == "Admitted" and e.object.kind == "Workload")
+    ready = min(c.last_transition_time for w in r.api.list(WL) for c in w.status.conditions
+                if c.type == "PodsReady" and c.status == "True")
+    assert times[0] == 0
+    assert (times[1] == 0) is second_at_zero
+    if block:
+        assert times[1] == ready      # the next admission waits for the first workload's pods
