@@ -28,7 +28,7 @@ from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
 from . import resources
 from .cache import Node, compute_subtree, quotas_from
-from .flavorassigner import FIT, NO_FIT, PREEMPT, ClusterQueueSpecView, assign
+from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
 from .preemption import Policy, Preemptor
 from .queue import ClusterQueueQueue
