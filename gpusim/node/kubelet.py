@@ -397,7 +397,7 @@ class Kubelet:
 
     def _container_exited(self, rec: ContainerRecord) -> None:
         ctx = self.ctx
-        pod = next((p for p in ctx.api.list("Pod", lambda p: p.metadata.uid == rec.pod_uid)), None)
+        pod = ctx.api.get_by_uid("Pod", rec.pod_uid)
         if pod is None or pod.status.phase in ("Succeeded", "Failed"):
             return
         idx = next(i for i, c in enumerate(pod.spec.containers) if c.name == rec.name)
