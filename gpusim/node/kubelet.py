@@ -457,8 +457,8 @@ class Kubelet:
         """The pod object is gone (deleted without a grace period, as gpusim's deletions are): stop its
         containers (event Killing "Stopping container <name>") and free its devices."""
         ctx = self.ctx
-        for rec in self.runtime.containers.values():
-            if rec.pod_uid == pod.metadata.uid and rec.finished_at is None:
+        for rec in self.runtime.pod_containers(pod.metadata.uid):
+            if rec.finished_at is None:
                 self.runtime.kill(rec)
                 ctx.event(pod, NORMAL, "Killing", f"Stopping container {rec.name}", self.source)
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).killPod",
