@@ -12,7 +12,8 @@ time on a real apiserver): avg time to admission large ≤ 11 s, medium ≤ 90 s
     python benchmarks/kueue_admission.py [--profile] [--jobs]
 
 ``--jobs`` runs the full path instead: batch/v1 Jobs through Kueue's webhook and Job reconciler, the Job
-controller, kube-scheduler and kubelets on 10 nodes of 64 cpu (slower; prints the same figures).
+controller, kube-scheduler and kubelets on 2 nodes of 64 cpu per cohort (much slower; ``--cohorts 1`` runs a
+fifth of the shape).
 """
 from __future__ import annotations
 
@@ -50,12 +51,12 @@ def template(cpu: int) -> PodTemplateSpec:
         name="c", image="x", resources=ResourceRequirements(requests={"cpu": str(cpu)}))], restart_policy="Never"))
 
 
-def scenario(jobs: bool) -> Scenario:
+def scenario(jobs: bool, cohorts: int = COHORTS) -> Scenario:
     sc = Scenario()
     sc.kueue_config = KueueConfig(wait_for_pods_ready=jobs)
     flavor = ResourceFlavor(metadata=ObjectMeta(name="rf"))
     cqs, lqs, wls = [], [], []
-    for c in range(COHORTS):
+    for c in range(cohorts):
         for q in range(QUEUES):
             name = f"cq-0-{q}-cohort-{c}"
             cqs.append(ClusterQueue(metadata=ObjectMeta(name=name), spec=ClusterQueueSpecV1beta2(
@@ -72,22 +73,23 @@ def scenario(jobs: bool) -> Scenario:
                                                    "gpusim.io/duration": f"{runtime}s"})
                     if jobs:
                         meta.labels["kueue.x-k8s.io/queue-name"] = name
-                        meta.labels["kueue.x-k8s.io/priority-class"] = ""
                         t = template(cpu)
                         t.metadata.annotations = {"gpusim.io/duration": f"{runtime}s"}
-                        t.spec.priority = prio
+                        t.spec.priority_class_name = cls
                         sc.jobs.append(Job(metadata=meta, spec=JobSpec(template=t, parallelism=1, completions=1)))
                         continue
                     wls.append(Workload(metadata=meta, spec=WorkloadSpecV1beta2(
                         [PodSet("main", 1, template(cpu))], queue_name=name, priority=prio)))
     sc.objects = {"ResourceFlavor": [flavor], "ClusterQueue": cqs, "LocalQueue": lqs}
-    return sc, wls
     if jobs:
         from gpusim.api.core_v1 import Node, NodeStatus
-        for n in range(10):
+        from gpusim.api.scheduling_v1 import PriorityClass
+        sc.priority_classes = [PriorityClass(metadata=ObjectMeta(name=c[0]), value=c[4]) for c in CLASSES]
+        for n in range(2 * cohorts):
             sc.nodes.append(Node(metadata=ObjectMeta(name=f"node-{n}", labels={"kubernetes.io/hostname": f"node-{n}"}),
                                  status=NodeStatus(capacity={"cpu": "64", "memory": "256Gi", "pods": "110"},
                                                    allocatable={"cpu": "64", "memory": "256Gi", "pods": "110"})))
+    return sc, wls
 
 
 def generator(ctx, workloads: list):
@@ -137,8 +139,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--jobs", action="store_true", help="full path: Jobs, pods, kube-scheduler, kubelets")
+    ap.add_argument("--cohorts", type=int, default=COHORTS, help="scale: cohorts of 6 ClusterQueues (default 5)")
     args = ap.parse_args()
-    sc, workloads = scenario(args.jobs)
+    sc, workloads = scenario(args.jobs, args.cohorts)
     t0 = time.perf_counter()
     prof = cProfile.Profile() if args.profile else None
     if prof:

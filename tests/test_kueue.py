@@ -505,3 +505,66 @@ def test_deterministic_event_log():
         r = run(*docs, seed=seed)
         return [(e.time, e.reason, e.object.name, e.message) for e in r.events.log]
     assert log(3) == log(3)
+
+
+def test_views_read_the_run():
+    import matplotlib
+    matplotlib.use("Agg")
+    docs = [FLAVOR % "default", cq("a", "2"), wl("w1", "a", "2"), wl("w2", "a", "1", at="5s")]
+    r = run(*docs, until="1m")
+    rows = {x["name"]: x for x in gs.kueue_workloads(r)}
+    assert rows["w1"]["admittedAt"] == 0 and rows["w2"]["admittedAt"] is None
+    assert rows["w2"]["message"].endswith("1 more needed")
+    assert gs.cluster_queue_usage(r) == {"a/default/cpu": [(0, 2000)]}
+    ax = gs.plot_cluster_queue_usage(r)
+    assert ax.get_title().startswith("ClusterQueue usage")
+    assert "WaitingForQuota" in gs.describe_workload(r, "w2")
+    lq = r.api.get("LocalQueue", "default", "a").status
+    assert (lq.pending_workloads, lq.admitted_workloads) == (1, 1)
+    plain = gs.run(text=NODES, until="1s")
+    with pytest.raises(ValueError):
+        gs.kueue_summary(plain)
+
+
+def test_v1beta1_workload_with_workload_priority_class():
+    wpc = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+"""
+    w1 = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: old-api, annotations: {gpusim.io/submit-at: 1s}}
+spec:
+  queueName: a
+  priorityClassName: urgent
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+    r = run(FLAVOR % "default", cq("a", "1", within="LowerPriority"), wpc, w1, wl("low", "a", "1"))
+    assert admitted(r) == ["old-api"]
+    assert cond(workload(r, "low"), "Preempted").reason == "InClusterQueue"
+    with pytest.raises(gs.InputError) as e:
+        gs.load(texts=[("t.yaml", "\n---\n".join([FLAVOR % "default", cq("a", "1"), w1]))])
+    assert 'spec.priorityClassName: Not found: "urgent"' in str(e.value)
+
+
+@pytest.mark.parametrize("block,second_at_zero", [(True, False), (False, True)])
+def test_block_admission_waits_for_pods_ready(block, second_at_zero):
+    cfg = config(f"waitForPodsReady: {{timeout: 5m, blockAdmission: {str(block).lower()}}}")
+    r = run(cfg, NODES, LABELLED_FLAVOR % "a", cq("a", "4"), JOB % ("one", 1, 1, ""), JOB % ("two", 1, 1, ""),
+            until="5m")
+    times = sorted(e.time for e in r.events.log if e.reason == "Admitted" and e.object.kind == "Workload")
+    ready = min(c.last_transition_time for w in r.api.list(WL) for c in w.status.conditions
+                if c.type == "PodsReady" and c.status == "True")
+    assert times[0] == 0
+    assert (times[1] == 0) is second_at_zero
+    if block:
+        assert times[1] == ready      # the next admission waits for the first workload's pods

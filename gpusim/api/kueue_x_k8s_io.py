@@ -464,13 +464,10 @@ def parse_configuration(text: str) -> KueueConfig:
         if rs.timestamp not in ("Eviction", "Creation"):
             raise FieldError("waitForPodsReady.requeuingStrategy.timestamp",
                              unsupported(rs.timestamp, ("Eviction", "Creation")))
-        for name in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds"):
-            v = getattr(rs, name)
+        for name, v in (("backoffLimitCount", rs.backoff_limit_count), ("backoffBaseSeconds", rs.backoff_base_seconds),
+                        ("backoffMaxSeconds", rs.backoff_max_seconds)):
             if v is not None and v < 0:
-                from .schema import json_name
-                import dataclasses
-                f = next(f for f in dataclasses.fields(rs) if f.name == name)
-                raise FieldError(f"waitForPodsReady.requeuingStrategy.{json_name(f)}",
+                raise FieldError(f"waitForPodsReady.requeuingStrategy.{name}",
                                  f"Invalid value: {v}: must be greater than or equal to 0")
         out.requeuing_timestamp, out.backoff_limit_count = rs.timestamp, rs.backoff_limit_count
         out.backoff_base_seconds, out.backoff_max_seconds = rs.backoff_base_seconds, rs.backoff_max_seconds

@@ -156,9 +156,11 @@ class JobController:
         self._suspend_condition(job)
         if spec.suspend:
             for p in list(active_pods.values()):
-                self._suspend_deleted.add(p.metadata.uid)
                 active_pods.pop(p.metadata.uid, None)
-                self._delete(p)
+                if ctx.api.get("Pod", p.metadata.namespace, p.metadata.name) is not p:
+                    continue    # already gone (its DELETED event is on the way); upstream ignores NotFound
+                self._suspend_deleted.add(p.metadata.uid)
+                ctx.api.delete(p)
             job.status.active = 0
             self._publish(job)
             return

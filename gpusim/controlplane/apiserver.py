@@ -50,6 +50,7 @@ class APIServer:
         self._watchers: dict[str, list[simpy.Store]] = {}
         self._node_pod_watchers: dict[str, list[simpy.Store]] = {}
         self._rv = 0
+        self._by_uid: dict[str, Any] = {}   # uid → stored object (what a field index on metadata.uid would give)
         self.admission: dict[str, Callable[[Any], None]] = {}   # kind → mutating admission
 
     def new_uid(self) -> str:
@@ -80,6 +81,7 @@ class APIServer:
             obj.metadata.creation_timestamp = self.env.now
         self._bump(obj)
         objs[k] = obj
+        self._by_uid[obj.metadata.uid] = obj
         self._notify(kind, WatchEvent(ADDED, obj))
         return obj
 
@@ -96,11 +98,17 @@ class APIServer:
         objs = self._objects.get(kind, {})
         if objs.pop(key_of(obj), None) is None:
             raise NotFound(f'{obj.kind.lower()}s "{obj.metadata.name}" not found')
+        self._by_uid.pop(obj.metadata.uid, None)
         self._bump(obj)
         self._notify(kind, WatchEvent(DELETED, obj))
 
     def get(self, kind: str, namespace: str, name: str) -> Optional[Any]:
         return self._objects.get(kind, {}).get((namespace or "", name))
+
+    def get_by_uid(self, kind: str, uid: str) -> Optional[Any]:
+        """The stored object of ``kind`` with this uid, or None (deleted, or never created)."""
+        obj = self._by_uid.get(uid)
+        return obj if obj is not None and resource_of(obj) == kind else None
 
     def list(self, kind: str, where: Optional[Callable[[Any], bool]] = None) -> list[Any]:
         objs = self._objects.get(kind, {}).values()

@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import gc
 import importlib
+import pickle
 import random
 import uuid
 from dataclasses import dataclass, fields
@@ -73,7 +74,11 @@ def _copy_node(n: Node) -> Node:
 def _copy_scenario(sc: Scenario) -> Scenario:
     """Each run mutates its objects, so it gets its own; nodes (often thousands) are copied cheaply."""
     nodes = sc.nodes
-    out = copy.deepcopy(dataclasses.replace(sc, nodes=[], sources={}))
+    rest = dataclasses.replace(sc, nodes=[], sources={})
+    try:   # a pickle round trip is a deep copy, several times faster than copy.deepcopy for many objects
+        out = pickle.loads(pickle.dumps(rest, pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        out = copy.deepcopy(rest)
     out.nodes = [_copy_node(n) for n in nodes]
     out.sources = sc.sources
     return out

@@ -44,6 +44,17 @@ def webhook(previous: Optional[Callable[[Any], None]]) -> Callable[[Any], None]:
     return admit
 
 
+def _template_copy(tmpl: Any) -> Any:
+    """The Workload's copy of the pod template: what the reconciler later changes on the Job (labels,
+    annotations, nodeSelector, tolerations) is copied; containers are shared and never mutated."""
+    out = copy.copy(tmpl)
+    out.metadata = copy.copy(tmpl.metadata)
+    out.metadata.labels, out.metadata.annotations = dict(tmpl.metadata.labels), dict(tmpl.metadata.annotations)
+    out.spec = copy.copy(tmpl.spec)
+    out.spec.node_selector, out.spec.tolerations = dict(tmpl.spec.node_selector), list(tmpl.spec.tolerations)
+    return out
+
+
 def pod_count(job: Job) -> int:
     """job_controller.go podsCount: parallelism (default 1), at most completions."""
     n = job.spec.parallelism if job.spec.parallelism is not None else 1
@@ -77,7 +88,7 @@ class JobReconciler:
         ctx = self.ctx
         name = workload_name(job.metadata.name, job.metadata.uid)
         spec = WorkloadSpecV1beta2(
-            pod_sets=[PodSet("main", pod_count(job), copy.deepcopy(job.spec.template))],
+            pod_sets=[PodSet("main", pod_count(job), _template_copy(job.spec.template))],
             queue_name=job.metadata.labels[QUEUE_NAME_LABEL])
         wpc = job.metadata.labels.get(PRIORITY_CLASS_LABEL)
         if wpc:
@@ -95,7 +106,7 @@ class JobReconciler:
                                                            True, True)])
         wl = Workload(V1BETA2, "Workload", meta, spec)
         self.by_job[job.metadata.uid] = wl
-        self.kueue.jobs[name] = job
+        self.kueue.jobs[f"{job.metadata.namespace}/{name}"] = job
         ctx.api.create(wl)
         ctx.event(job, NORMAL, "CreatedWorkload", f"Created Workload: {job.metadata.namespace}/{name}", SOURCE)
 

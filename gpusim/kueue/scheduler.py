@@ -8,8 +8,14 @@ older first; with fair sharing lowest dominant resource share first), then admit
 fit against what earlier entries took ("Workload no longer fits after processing another workload").
 
 Timing (gpusim's choice): upstream's loop runs cycles back to back while heads exist and blocks on the queue
-manager otherwise. gpusim runs cycles at the simulated instant of any change (workload added, finished or
-evicted, backoff expired) until a cycle makes no progress, with zero simulated latency.
+manager otherwise. gpusim does the same with zero simulated latency: at the simulated instant of any change
+(workload added, finished or evicted, backoff expired) it runs cycles until no ClusterQueue has a head.
+
+Shortcuts that keep upstream's outcomes (see queue.py and ``schedule``): a nomination is memoised per workload
+signature and cohort-tree usage version, and when a BestEffortFIFO head does not fit, the identical workloads
+behind it are set aside with it (upstream pops and fails each in turn; usage only grows until a release
+re-queues them all). Approximation: they are not re-evaluated when a later admission creates a new preemption
+candidate for them.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
 from . import resources
 from .cache import Node, compute_subtree, quotas_from
-from .flavorassigner import FIT, NO_FIT, PREEMPT, ClusterQueueSpecView, assign
+from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
 from .preemption import Policy, Preemptor
 from .queue import ClusterQueueQueue
@@ -57,7 +63,7 @@ class Kueue:
         self.specs = {n: self._spec_view(q) for n, q in self.cluster_queues.items()}
         self.admitted: dict[str, dict[str, Info]] = {n: {} for n in self.cluster_queues}
         self.workloads: dict[str, Info] = {}          # ns/name → Info (every workload Kueue tracks)
-        self.jobs: dict[str, Any] = {}               # workload name → owning Job
+        self.jobs: dict[str, Any] = {}               # workload ns/name → owning Job
         self.history: list[tuple[float, str, str, str, int]] = []   # (t, cq, flavor, resource, usage)
         policies = {}
         for n, q in self.cluster_queues.items():
@@ -156,7 +162,7 @@ class Kueue:
         info = Info(wl, lq.spec.cluster_queue, self._priority(wl),
                     [pod_set_requests(ps) for ps in wl.spec.pod_sets], self._seq,
                     queued_at=wl.metadata.creation_timestamp or self.ctx.now)
-        info.job = self.jobs.get(wl.metadata.name)
+        info.job = self.jobs.get(f"{wl.metadata.namespace}/{wl.metadata.name}")
         self._signature(info)
         self.workloads[info.key] = info
         if wl.spec.active and not wl.is_true(FINISHED):

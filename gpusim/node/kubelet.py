@@ -397,7 +397,7 @@ class Kubelet:
 
     def _container_exited(self, rec: ContainerRecord) -> None:
         ctx = self.ctx
-        pod = next((p for p in ctx.api.list("Pod", lambda p: p.metadata.uid == rec.pod_uid)), None)
+        pod = ctx.api.get_by_uid("Pod", rec.pod_uid)
         if pod is None or pod.status.phase in ("Succeeded", "Failed"):
             return
         idx = next(i for i, c in enumerate(pod.spec.containers) if c.name == rec.name)
@@ -457,8 +457,8 @@ class Kubelet:
         """The pod object is gone (deleted without a grace period, as gpusim's deletions are): stop its
         containers (event Killing "Stopping container <name>") and free its devices."""
         ctx = self.ctx
-        for rec in self.runtime.containers.values():
-            if rec.pod_uid == pod.metadata.uid and rec.finished_at is None:
+        for rec in self.runtime.pod_containers(pod.metadata.uid):
+            if rec.finished_at is None:
                 self.runtime.kill(rec)
                 ctx.event(pod, NORMAL, "Killing", f"Stopping container {rec.name}", self.source)
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).killPod",

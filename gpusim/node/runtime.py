@@ -31,16 +31,22 @@ class Runtime:
         self.env = env
         self.daemon_pending = daemon_pending   # Context.daemon_pending: see fail()
         self.containers: dict[tuple[str, str], ContainerRecord] = {}
+        self._by_pod: dict[str, dict[str, ContainerRecord]] = {}   # pod uid → container name → record
         self.alive = True
         self.on_stop: list[Callable[[ContainerRecord], None]] = []
 
     def running(self, pod_uid: str) -> bool:
-        return any(c.pod_uid == pod_uid and c.finished_at is None for c in self.containers.values())
+        return any(c.finished_at is None for c in self._by_pod.get(pod_uid, {}).values())
+
+    def pod_containers(self, pod_uid: str) -> list[ContainerRecord]:
+        """The latest record of each container of a pod."""
+        return list(self._by_pod.get(pod_uid, {}).values())
 
     def start(self, pod_uid: str, name: str, duration: Optional[float], exit_code: int,
               on_exit: Callable[[ContainerRecord], None]) -> ContainerRecord:
         rec = ContainerRecord(pod_uid, name, self.env.now, on_exit=on_exit)
         self.containers[(pod_uid, name)] = rec
+        self._by_pod.setdefault(pod_uid, {})[name] = rec
         if duration is not None:
             self.env.process(self._run(rec, duration, exit_code, on_exit))
         return rec
