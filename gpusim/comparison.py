@@ -422,12 +422,15 @@ def describe(m: Measured) -> str:
     ])
 
 
-def plot_outcomes(rows: list[Measured], axes: Any = None) -> Any:
-    """Two bar charts per policy: team B's wait (mean bar, max marker, minutes) and wasted GPU-hours."""
+def plot_outcomes(rows: list[Measured], axes: Any = None, labels: Optional[Sequence[str]] = None) -> Any:
+    """Two bar charts per policy: team B's wait (mean bar, max marker, minutes) and wasted GPU-hours;
+    ``labels`` names the bars (default: the policies)."""
     import matplotlib.pyplot as plt
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-    names = [m.policy for m in rows]
+    names = list(labels) if labels is not None else [m.policy for m in rows]
+    if len(names) != len(rows):
+        raise ValueError(f"{len(names)} labels for {len(rows)} runs")
     x = list(range(len(rows)))
     mean = [(m.b_wait_mean or 0.0) / 60 for m in rows]
     ax = axes[0]

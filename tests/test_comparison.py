@@ -87,3 +87,10 @@ def test_plot_shares_one_panel_per_policy(rows):
     axes = c.plot_shares(rows)
     assert [ax.get_title() for ax in axes] == ["default: GPU share per team", "scheduler-plugins: GPU share per team"]
     assert all(ax.get_xlim()[1] < rows[0].result.end for ax in axes)   # cut at the last allocation, not at `until`
+
+
+def test_plot_outcomes_labels(rows):
+    a, _ = c.plot_outcomes(rows, labels=["kube", "plugins"])
+    assert [t.get_text() for t in a.get_xticklabels()] == ["kube", "plugins"]
+    with pytest.raises(ValueError, match="1 labels for 2 runs"):
+        c.plot_outcomes(rows, labels=["one"])
