@@ -376,3 +376,15 @@ def test_binpack_packs_gpu_pods_onto_one_node(tier2, nodes_used):
     r = run(pool(4, count=2), cm, *jobs, until="1m")
     used = {p.spec.node_name for p in r.pods()}
     assert all(used) and len(used) == nodes_used
+
+
+def test_reclaim_is_a_transaction_per_job():
+    """Master's reclaim (after volcano-sh/volcano#5067) commits its evictions only if the reclaiming job is
+    then JobPipelined: at weights 1:1 team-b deserves 4 GPUs, less than its gang of 6, so reclaim may find
+    victims for some tasks but never pipelines the whole gang — and evicts nobody (the older action evicted
+    at once, every session, without ever serving the job)."""
+    text = (EXAMPLES / "volcano-queues.yaml").read_text().replace("spec: {weight: 3}", "spec: {weight: 1}")
+    r = gs.run(text=text, until="20m")
+    assert [e for e in r.events.log if e.reason == "Evict"] == []
+    assert not [p for p in r.pods() if p.metadata.name.startswith("finetune") and p.spec.node_name]
+    assert any(rec.function == "reclaim.(*Action).Execute" and rec.result == "Discard" for rec in r.trace.records)

@@ -456,6 +456,7 @@ def check_fairness(result, workload=None, within: float = FAIRNESS_WAIT_BOUND_S)
                if n not in undone]
         c.lines.append(f"· {a.name} 平均作业完成时间 {sum(jct) / len(jct):.0f} s（理想 "
                        f"{reports[names[0]]['ideal_run_time']:.0f} s）")
-    evictions = sum(1 for e in result.events.log if e.reason in ("Preempted", "Evict", "Evicted"))
+    from ..comparison import EVICTED_KINDS, EVICTION_REASONS
+    evictions = sum(1 for e in result.events.log if e.reason in EVICTION_REASONS and e.object.kind in EVICTED_KINDS)
     c.lines.append(f"· 驱逐 / 抢占事件 {evictions} 次")
     return CheckResult(c.ok, c.lines, title)

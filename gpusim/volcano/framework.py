@@ -301,6 +301,14 @@ class Statement:
         self.ssn._mark_releasing(task)
         self.ops.append(("evict", task, reason))
 
+    def merge(self, other: "Statement") -> None:
+        """Statement.Merge: take over ``other``'s operations (already applied to the session)."""
+        self.ops.extend(other.ops)
+        other.ops = []
+
+    def has_evictions(self) -> bool:
+        return any(op == "evict" for op, _, _ in self.ops)
+
     def commit(self) -> None:
         for op, task, reason in self.ops:
             if op == "evict":
