@@ -69,6 +69,8 @@ class Kubelet:
         self.started_at = 0.0
         self.dm: Optional[DeviceManager] = None
         self.active: dict[str, Pod] = {}     # admitted, not terminated
+        self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
+        self._used: dict[str, Fraction] = {}                           # Σ requests of the active pods
         self.known: set[str] = set()         # pod UIDs the kubelet has seen
         self.restarts: dict[str, int] = {}
         self._adds: simpy.Store = simpy.Store(ctx.env)
@@ -100,6 +102,8 @@ class Kubelet:
                 self._container_exited(rec)
             self._pending_exits.clear()
             self.active.clear()
+            self._active_requests.clear()
+            self._used.clear()
             for pod in pods:
                 if pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None:
                     self.known.add(pod.metadata.uid)
@@ -247,7 +251,7 @@ class Kubelet:
             self._reject(pod, *fail)
             return
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).canAdmitPod", ref, "Success")
-        self.active[pod.metadata.uid] = pod
+        self._activate(pod)
         for res, ids in sorted(dm.devices_of(pod.metadata.uid).items()):
             for dev in ids:
                 ctx.hold(self.node_name, res, dev, pod)
@@ -266,12 +270,9 @@ class Kubelet:
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
         req = pod_requests(pod)
-        used: dict[str, Fraction] = {}
-        for other in self.active.values():
-            if other.metadata.uid == pod.metadata.uid:
-                continue
-            for k, v in pod_requests(other).items():
-                used[k] = used.get(k, Fraction(0)) + v
+        used = dict(self._used)   # the other active pods' requests
+        for k, v in self._active_requests.get(pod.metadata.uid, {}).items():
+            used[k] -= v
         if len(self.active) + 1 > alloc.get("pods", Fraction(110)):
             return "OutOfpods", (f"Node didn't have enough resource: pods, requested: 1, used: {len(self.active)}, "
                                  f"capacity: {int(alloc.get('pods', 110))}")
@@ -465,9 +466,20 @@ class Kubelet:
                       f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success")
         self._release(pod)
 
+    def _activate(self, pod: Pod) -> None:
+        """An admitted pod counts against the node's allocatable until it is released."""
+        uid = pod.metadata.uid
+        self.active[uid] = pod
+        if uid not in self._active_requests:
+            req = self._active_requests[uid] = pod_requests(pod)
+            for k, v in req.items():
+                self._used[k] = self._used.get(k, Fraction(0)) + v
+
     def _release(self, pod: Pod) -> None:
         """The pod is terminal: the device manager frees its devices (UpdateAllocatedDevices)."""
         self.active.pop(pod.metadata.uid, None)
+        for k, v in self._active_requests.pop(pod.metadata.uid, {}).items():
+            self._used[k] -= v
         if self.dm is not None:
             freed = self.dm.devices_of(pod.metadata.uid)
             self.dm.update_allocated_devices(set(self.active))
