@@ -6,13 +6,14 @@ and pkg/apis/batch/validation). Messages use upstream's field.Error formats:
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Iterator
 
 from .batch_v1 import Job
 from .core_v1 import Container, Pod, PodSpec, Taint, Toleration
 from .duration import DurationError, parse_duration
 from .quantity import QuantityError, parse_quantity
-from .resourcehelper import is_extended_resource_name, is_overcommit_allowed
+from .v1helper import is_extended_resource_name, is_overcommit_allowed
 
 Errors = Iterator[tuple[str, str]]
 
@@ -41,6 +42,31 @@ ANNOTATION_TRAINING_WORKERS = "gpusim.io/training-workers"
 ANNOTATION_TRAINING_STEPS = "gpusim.io/training-steps"
 ANNOTATION_STEP_TIME = "gpusim.io/step-time"
 TRAINING_REQUIRED = (ANNOTATION_TRAINING_WORKERS, ANNOTATION_TRAINING_STEPS, ANNOTATION_STEP_TIME)
+# What a process over its GPU memory limit prints and exits with (gpusim.node.sharing enforces the limits).
+OOM_MESSAGE = "CUDA error: out of memory"
+OOM_EXIT_CODE = 1
+
+
+def parse_growth(value: str) -> tuple[Fraction, float]:
+    """``"<peak>/<duration>"`` → (peak bytes, seconds). Raises ValueError with a readable message."""
+    peak, sep, dur = str(value).partition("/")
+    if not sep or not peak.strip() or not dur.strip():
+        raise ValueError('must be "<peak>/<duration>", e.g. "60Gi/10m"')
+    try:
+        q = parse_quantity(peak.strip())
+    except Exception as e:   # QuantityError
+        raise ValueError(f"peak {peak.strip()!r}: {e}") from None
+    try:
+        secs = parse_duration(dur.strip())
+    except Exception as e:   # DurationError
+        raise ValueError(f"duration {dur.strip()!r}: {e}") from None
+    if q < 0:
+        raise ValueError("peak must be greater than or equal to 0")
+    if secs <= 0:
+        raise ValueError("growth duration must be greater than 0")
+    return q, secs
+
+
 ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration",
                ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_GPU_MEMORY_GROWTH: "growth",
                ANNOTATION_EXIT_CODE: "int", ANNOTATION_TRAINING_GROUP: "name",
@@ -122,8 +148,7 @@ def _validate_training(annotations: dict[str, str], path: str) -> Errors:
 
 
 def _validate_growth(annotations: dict[str, str], value: str, p: str) -> Errors:
-    """``<peak>/<duration>`` (node/sharing.py): peak >= gpu-memory, duration > 0, needs gpu-memory."""
-    from ..node.sharing import parse_growth
+    """``<peak>/<duration>`` (see parse_growth): peak >= gpu-memory, duration > 0, needs gpu-memory."""
     try:
         peak, _ = parse_growth(value)
     except ValueError as e:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Generator, Optional
 
-from ..api.resourcehelper import pod_requests
+from ..componenthelpers.resource import pod_requests
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL
-from ..scheduler.framework import to_units
+from ..componenthelpers.resource import to_units
 
 SOURCE = "ElasticQuotaController"
 

@@ -7,7 +7,7 @@ from typing import Generator
 from ..api.core_v1 import Taint
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL
-from ..node.kubelet import set_condition
+from ..componenthelpers.podutil import set_condition
 
 NODE_MONITOR_GRACE_PERIOD = 50.0   # kube-controller-manager --node-monitor-grace-period (50s since 1.32)
 DEFAULT_TOLERATION_SECONDS = 300   # DefaultTolerationSeconds admission plugin

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..api.kueue_x_k8s_io import Condition, Workload
-from ..api.resourcehelper import container_requests
+from ..componenthelpers.resource import container_requests
 from . import resources
 from .resources import FlavorResource
 

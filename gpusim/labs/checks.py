@@ -27,7 +27,7 @@ from typing import Optional
 from ..api.validation import (ANNOTATION_DURATION, ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH,
                               ANNOTATION_STEP_TIME, ANNOTATION_SUBMIT_AT, ANNOTATION_TRAINING_STEPS,
                               ANNOTATION_TRAINING_WORKERS)
-from ..node.sharing import OOM_MESSAGE
+from ..api.validation import OOM_MESSAGE
 
 OOM_FUNCTION = "cuda.cudaMalloc"   # the trace record gpusim/node/sharing.py writes for each victim
 

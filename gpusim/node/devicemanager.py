@@ -13,10 +13,10 @@ import simpy
 
 from ..api.core_v1 import Container, Pod
 from ..api.quantity import parse_quantity
-from ..api.resourcehelper import is_extended_resource_name
+from ..api.v1helper import is_extended_resource_name
 from ..controlplane.trace import Trace
 from . import checkpoint
-from .deviceplugin import API_VERSION, HEALTHY, Device, NvidiaDevicePlugin, RegisterRequest
+from ..api.deviceplugin_v1beta1 import API_VERSION, HEALTHY, Device, DevicePlugin, RegisterRequest
 from .grpc import Channel
 
 ENDPOINT_STOP_GRACE_PERIOD = 300.0   # devicemanager/types.go endpointStopGracePeriod = 5 * time.Minute
@@ -28,7 +28,7 @@ class AllocateError(Exception):
 
 @dataclass
 class Endpoint:
-    plugin: Optional[NvidiaDevicePlugin]
+    plugin: Optional[DevicePlugin]
     options: Any = None
     stopped_at: Optional[float] = None
 
@@ -50,7 +50,7 @@ class DeviceManager:
         self.removed: set[str] = set()
 
     # --- registration and ListAndWatch --------------------------------------------------------
-    def register(self, plugin: NvidiaDevicePlugin, req: RegisterRequest) -> None:
+    def register(self, plugin: DevicePlugin, req: RegisterRequest) -> None:
         """(*ManagerImpl).RegisterPlugin via the Registration service."""
         obj = f"Node {self.node}"
         if req.version != API_VERSION:
@@ -68,7 +68,7 @@ class DeviceManager:
         self.removed.discard(req.resource_name)
         self.env.process(self._connect(req.resource_name, plugin))
 
-    def _connect(self, resource: str, plugin: NvidiaDevicePlugin) -> Generator:
+    def _connect(self, resource: str, plugin: DevicePlugin) -> Generator:
         """(*ManagerImpl).PluginConnected: GetDevicePluginOptions, then run ListAndWatch."""
         up = lambda: plugin.running
         try:

@@ -9,58 +9,24 @@ answer the kubelet at admission. A critical XID marks a GPU Unhealthy until the 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import simpy
 
+from ..api.deviceplugin_v1beta1 import (API_VERSION, HEALTHY, UNHEALTHY,  # noqa: F401  re-exported for the node package
+                                        ContainerAllocateResponse, Device, DevicePluginOptions, RegisterRequest,
+                                        Registration)
 from ..controlplane.trace import Trace
 from ..hardware import GPUModel
 from . import plugin_config
 from .plugin_config import Config
 
-if TYPE_CHECKING:
-    from .devicemanager import DeviceManager
-
-# k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/constants.go
-HEALTHY, UNHEALTHY = "Healthy", "Unhealthy"
-API_VERSION = "v1beta1"
-DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins/"
 RESOURCE_NAME = "nvidia.com/gpu"
 # internal/rm/health.go: XIDs treated as application errors and ignored by default.
 IGNORED_XIDS = frozenset({13, 31, 43, 45, 68, 109})
-
-
-@dataclass
-class Device:
-    """v1beta1.Device: ID (the GPU UUID), health, topology (NUMA node)."""
-
-    id: str
-    health: str = HEALTHY
-    numa: Optional[int] = None
-    index: int = 0
-
-
-@dataclass
-class DevicePluginOptions:
-    pre_start_required: bool = False
-    get_preferred_allocation_available: bool = True
-
-
-@dataclass
-class RegisterRequest:
-    version: str
-    endpoint: str
-    resource_name: str
-    options: DevicePluginOptions = field(default_factory=DevicePluginOptions)
-
-
-@dataclass
-class ContainerAllocateResponse:
-    envs: dict[str, str] = field(default_factory=dict)
-    mounts: list = field(default_factory=list)
-    devices: list = field(default_factory=list)
-    annotations: dict[str, str] = field(default_factory=dict)
 
 
 REPLICA_SEPARATOR = "::"   # internal/rm/device_map.go NewAnnotatedID: "<uuid>::<replica>"
@@ -81,6 +47,21 @@ class MigDevice:
     profile: str          # e.g. "1g.10gb"
     memory_mib: int
     start: int            # first memory slice
+
+
+def gpu_uuids(rng: random.Random, n: int) -> list[str]:
+    """GPU UUIDs as NVML prints them (GPU-xxxxxxxx-...), drawn from the simulation's seed."""
+    return ["GPU-" + str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n)]
+
+
+def mig_devices(rng: random.Random, layouts: list) -> list[MigDevice]:
+    """The MIG devices of a node's GPUs (one per GPU instance), with MIG-<uuid> IDs from the seed."""
+    out = []
+    for index, layout in enumerate(layouts):
+        for gi in layout.instances if layout.mig_enabled else ():
+            uid = "MIG-" + str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            out.append(MigDevice(uid, index, gi.profile.name, int(gi.profile.memory_gib * 1024), gi.start))
+    return out
 
 
 class ResourceServer:
@@ -253,7 +234,7 @@ class NvidiaDevicePlugin:
         return out
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self, kubelet_dm: "DeviceManager") -> None:
+    def start(self, kubelet_dm: Registration) -> None:
         """(*NvidiaDevicePlugin).Start for every resource: serve, then Register with the kubelet."""
         self.running = True
         for d in self.devices:   # a fresh NVML view: XID marks do not survive a restart

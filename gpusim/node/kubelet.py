@@ -19,12 +19,15 @@ from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerState
                            ContainerStateWaiting, ContainerStatus, NodeCondition, Pod, PodCondition)
 from ..api.duration import parse_duration
 from ..api.quantity import format_quantity, parse_quantity
-from ..api.resourcehelper import is_extended_resource_name, pod_requests
+from ..api.v1helper import is_extended_resource_name
+from ..componenthelpers.nodeaffinity import node_matches_pod
+from ..componenthelpers.podutil import set_condition
+from ..componenthelpers.resource import pod_requests
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
-from .deviceplugin import NvidiaDevicePlugin
+from .deviceplugin import NvidiaDevicePlugin, mig_devices
 from .devicemanager import AllocateError, DeviceManager
 from .grpc import Channel, RpcError
 from .runtime import ContainerRecord, Runtime
@@ -39,16 +42,6 @@ UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
 # kubelet/events/event.go BackOffStartContainer; kuberuntime doBackOff's message
 BACKOFF = "BackOff"
-
-
-def set_condition(conds: list, ctype: str, status: str, now: float, reason: str = "", message: str = "") -> None:
-    c = next((c for c in conds if c.type == ctype), None)
-    if c is None:
-        conds.append(PodCondition(ctype, status, reason, message, now))
-    elif (c.status, c.reason, c.message) != (status, reason, message):
-        if c.status != status:
-            c.last_transition_time = now
-        c.status, c.reason, c.message = status, reason, message
 
 
 class Kubelet:
@@ -266,7 +259,6 @@ class Kubelet:
         alloc = {k: parse_quantity(v) for k, v in node.status.allocatable.items()}
         for res in list(self.dm.healthy):
             alloc[res] = max(alloc.get(res, Fraction(0)), len(self.dm.allocated(res)))
-        from ..scheduler.plugins.nodeaffinity import node_matches_pod
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
         req = pod_requests(pod)
@@ -357,7 +349,6 @@ class Kubelet:
 
     def reconfigure_mig(self, layouts: list, strategy: str) -> None:
         """mig-manager applied ``layouts``: the GPUs now hold new MIG devices; the plugin restarts with them."""
-        from ..controlplane.simulation import mig_devices
         plugin = self.plugin
         plugin.set_mig_devices(strategy, mig_devices(self.ctx.rng, layouts))
         if self.gpu_memory is not None:

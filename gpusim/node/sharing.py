@@ -37,35 +37,13 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..api.duration import parse_duration
 from ..api.quantity import parse_quantity
-from ..api.validation import ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH
+from ..api.validation import ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH, OOM_EXIT_CODE, OOM_MESSAGE, parse_growth  # noqa: F401
 
 if TYPE_CHECKING:
     from ..controlplane.context import Context
     from .deviceplugin import NvidiaDevicePlugin
 
 MIB = 1 << 20
-OOM_MESSAGE = "CUDA error: out of memory"
-OOM_EXIT_CODE = 1
-
-
-def parse_growth(value: str) -> tuple[Fraction, float]:
-    """``"<peak>/<duration>"`` → (peak bytes, seconds). Raises ValueError with a readable message."""
-    peak, sep, dur = str(value).partition("/")
-    if not sep or not peak.strip() or not dur.strip():
-        raise ValueError('must be "<peak>/<duration>", e.g. "60Gi/10m"')
-    try:
-        q = parse_quantity(peak.strip())
-    except Exception as e:   # QuantityError
-        raise ValueError(f"peak {peak.strip()!r}: {e}") from None
-    try:
-        secs = parse_duration(dur.strip())
-    except Exception as e:   # DurationError
-        raise ValueError(f"duration {dur.strip()!r}: {e}") from None
-    if q < 0:
-        raise ValueError("peak must be greater than or equal to 0")
-    if secs <= 0:
-        raise ValueError("growth duration must be greater than 0")
-    return q, secs
 
 
 def memory_profile(annotations: dict[str, str]) -> Optional[tuple[Fraction, Fraction, Fraction]]:

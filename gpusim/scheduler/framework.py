@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
 from ..api.quantity import parse_quantity
-from ..api.resourcehelper import pod_requests
+from ..componenthelpers.resource import pod_requests, to_units   # noqa: F401  to_units: framework.Resource units
 
 MAX_NODE_SCORE, MIN_NODE_SCORE = 100, 0
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"   # framework/types.go NoNodeAvailableMsg
@@ -64,13 +64,6 @@ SUCCESS = Status()
 
 class CycleState(dict):
     """Per-cycle scratch space that plugins write in PreFilter/PreScore and read later."""
-
-
-def to_units(name: str, q: Fraction) -> int:
-    """framework.Resource units: milliCPU for cpu, whole units (bytes, devices) otherwise; fractions
-    round up as resource.Quantity's MilliValue/Value do."""
-    v = q * 1000 if name == "cpu" else q
-    return -((-v.numerator) // v.denominator)
 
 
 class Resource:

@@ -27,7 +27,7 @@ from ..api.core_v1 import Node, Pod
 from ..controlplane.apiserver import ADDED, DELETED, MODIFIED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
-from ..node.kubelet import set_condition
+from ..componenthelpers.podutil import set_condition
 from .framework import (ERR_NO_NODES_AVAILABLE, Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo,
                         QueuedPodInfo, Status)
 from .plugins.queuesort import pod_priority

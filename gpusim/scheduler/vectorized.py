@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..api.resourcehelper import is_extended_resource_name
+from ..api.v1helper import is_extended_resource_name
 from .framework import MAX_NODE_SCORE, Code, NodeInfo, PodInfo, Status
 from .plugins import nodeaffinity, nodeunschedulable, noderesources, tainttoleration
 from .plugins.helper import find_untolerated

@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from ..api.quantity import format_quantity, parse_quantity
-from ..api.resourcehelper import pod_requests
+from ..componenthelpers.resource import pod_requests
 
 
 def t(x: Optional[float]) -> Optional[float]:

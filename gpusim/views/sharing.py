@@ -56,7 +56,7 @@ def _vgpu_max_per_gpu() -> dict[str, int]:
 
 
 VGPU_MAX_PER_GPU = _vgpu_max_per_gpu()
-from ..node.hami import DEFAULT_SPLIT_COUNT as HAMI_DEVICE_SPLIT_COUNT   # noqa: E402  helm deviceSplitCount
+from ..api.hami import DEFAULT_SPLIT_COUNT as HAMI_DEVICE_SPLIT_COUNT   # noqa: E402  helm deviceSplitCount
 
 
 def isolation_table() -> list[dict[str, Any]]:

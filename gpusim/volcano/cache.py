@@ -13,9 +13,9 @@ from typing import Any, Optional
 from ..api.scheduling_volcano_sh_v1beta1 import (GROUP_NAME_ANNOTATION, POD_GROUP_READY, SCHEDULED,
                                                 UNSCHEDULABLE, PodGroup, PodGroupCondition)
 from ..controlplane.events import NORMAL, WARNING
-from ..node.kubelet import set_condition
+from ..componenthelpers.podutil import set_condition
 from ..scheduler.framework import NodeInfo as KubeNodeInfo
-from ..scheduler.framework import to_units
+from ..componenthelpers.resource import to_units
 from ..api.quantity import parse_quantity
 from .api import (ALLOCATED, ALLOCATED_STATUSES, ALL_NODE_UNAVAILABLE_MSG, PENDING, PIPELINED, RUNNING,
                   SUCCEEDED, JobInfo, NodeInfo, QueueInfo, TaskInfo, add, resource)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from ...node import hami
+from ...api import hami
 from ..framework import MAX_NODE_SCORE, Code, Status
 
 NAME = "HAMi"

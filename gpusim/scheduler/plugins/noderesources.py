@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ...api.resourcehelper import is_extended_resource_name
+from ...api.v1helper import is_extended_resource_name
 from ..framework import MAX_NODE_SCORE, Code, Status
 
 NAME = "NodeResourcesFit"

@@ -44,7 +44,7 @@ from typing import Any, Optional
 
 from ..framework import MAX_NODE_SCORE, Code, Status
 from .helper import find_untolerated
-from .nodeaffinity import node_matches_pod
+from ...componenthelpers.nodeaffinity import node_matches_pod
 
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"

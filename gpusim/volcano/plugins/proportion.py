@@ -42,7 +42,7 @@ class QueueAttr:
 
 def _quantities(rl) -> Res:
     from ...api.quantity import parse_quantity
-    from ...scheduler.framework import to_units
+    from ...componenthelpers.resource import to_units
     return resource({k: to_units(k, parse_quantity(v)) for k, v in (rl or {}).items()})
 
 

@@ -1,31 +1,18 @@
-"""Pod resource arithmetic (mirrors k8s.io/component-helpers/resource/helpers.go and
-pkg/apis/core/v1/helper: IsExtendedResourceName, IsNativeResource)."""
+"""Pod resource requests (mirrors k8s.io/component-helpers/resource/helpers.go: PodRequests), and the
+integer units schedulers count in (framework.Resource in kube-scheduler, api.Resource in Volcano)."""
 from __future__ import annotations
 
 from fractions import Fraction
 
-from .core_v1 import Container, Pod
-from .quantity import parse_quantity
-
-RESOURCE_DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
-REQUESTS_PREFIX = "requests."
+from ..api.core_v1 import Container, Pod
+from ..api.quantity import parse_quantity
 
 
-def is_native_resource(name: str) -> bool:
-    """Names without a domain, or in kubernetes.io, are native (helper.IsNativeResource)."""
-    return "/" not in name or RESOURCE_DEFAULT_NAMESPACE_PREFIX in name
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """helper.IsExtendedResourceName: fully qualified, outside kubernetes.io, not 'requests.'-prefixed."""
-    if is_native_resource(name) or name.startswith(REQUESTS_PREFIX):
-        return False
-    return True
-
-
-def is_overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: native, non-hugepages resources may be overcommitted."""
-    return is_native_resource(name) and not name.startswith("hugepages-")
+def to_units(name: str, q: Fraction) -> int:
+    """framework.Resource units: milliCPU for cpu, whole units (bytes, devices) otherwise; fractions
+    round up as resource.Quantity's MilliValue/Value do."""
+    v = q * 1000 if name == "cpu" else q
+    return -((-v.numerator) // v.denominator)
 
 
 def container_requests(c: Container) -> dict[str, Fraction]:
