@@ -17,6 +17,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab course/00-guide.ipynb
 
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
 

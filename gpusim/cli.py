@@ -46,8 +46,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(files: list[str], seed: Optional[int], until: Optional[str]):
-    from .controlplane.simulation import Simulation
-    from .api.scenario import load
+    from .cluster.simulation import Simulation
+    from .cluster.scenario import load
     u = None
     if until is not None:
         try:
