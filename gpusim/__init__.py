@@ -59,6 +59,7 @@ _LAZY = {
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
                              "plot_queue_shares"],
     "gpusim.experiments.volcano": ["water_filling"],
+    "gpusim.experiments.validation": ["load_errors", "pod_yaml"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
