@@ -298,6 +298,7 @@ def _gb200_nvl72(rack: str = "rack0", tray: int = 0, cluster_uuid: Optional[str]
     for gpu in range(4):
         grace = gpu // 2
         b.gpu(gpu, f"numa{grace}", grace, nic=gpu, gen=5, host_bridge=f"numa{grace}/hb-gpu{gpu}")
+        # the GPU reaches its Grace over NVLink-C2C (900 GB/s bidirectional), not PCIe
         b.g.add_edge(f"gpu{gpu}", f"numa{grace}", kind="c2c", links=1, bw=450.0, bw_nccl=450.0)
         b.nic(gpu, f"numa{grace}", grace, 400, 5, rail=gpu, host_bridge=f"numa{grace}/hb-nic{gpu}")
         b.nvlink(f"gpu{gpu}", nvl, 18)
@@ -608,8 +609,8 @@ def validate(g: nx.Graph) -> None:
             raise TopologyError(f"{n}: node kind {d.get('kind')!r} is not one of {', '.join(NODE_KINDS)}")
         if d["kind"] in ("gpu", "nic", "pcie_switch"):
             up = d.get("upstream")
-            if up not in g or not g.has_edge(n, up) or g.edges[n, up]["kind"] != "pcie":
-                raise TopologyError(f"{n}: upstream {up!r} is not a PCIe neighbour")
+            if up not in g or not g.has_edge(n, up) or g.edges[n, up]["kind"] not in ("pcie", "c2c"):
+                raise TopologyError(f"{n}: upstream {up!r} is not a PCIe (or C2C) neighbour")
             chain, root, hb = _pcie_chain(g, n)
             if g.nodes[root]["kind"] != "numa" or hb is None:
                 raise TopologyError(f"{n}: PCIe tree does not end at a NUMA node through a host bridge")
