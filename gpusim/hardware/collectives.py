@@ -203,6 +203,8 @@ def _nvlink_rings(server: nx.Graph, gpus: Sequence[int]) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _pack_rings(gpus: tuple[int, ...], arcs: tuple[tuple[int, int, float], ...]) -> float:
+    if len(gpus) > MAX_RING_SEARCH:
+        raise ValueError(f"NVLink ring search is limited to {MAX_RING_SEARCH} GPUs per node, got {len(gpus)}")
     cap = {(a, b): bw for a, b, bw in arcs}
     total = 0.0
     for _ in range(4 * len(gpus)):
@@ -232,8 +234,19 @@ def intra_bandwidth(server: nx.Graph, gpus: Sequence[int], algorithm: str = "rin
     nvl = _nvlink_rings(server, gpus)
     if nvl > 0:
         return nvl
-    table, smp, pcie = _pair_table(server, gpus), server.graph["smp_bw"], _cap(server)
-    low, _ = _best_ring(gpus, lambda o: _ring_bw(table, smp, pcie, o))
+    table = _pair_table(server, gpus)
+    return _best_pcie_ring(tuple(gpus), tuple(sorted(table.items())), server.graph["smp_bw"], _cap(server))
+
+
+MAX_RING_SEARCH = 8     # GPUs; a larger PCIe set is evaluated in index order (switch by switch, socket by socket)
+
+
+@functools.lru_cache(maxsize=256)
+def _best_pcie_ring(gpus: tuple[int, ...], table_items: tuple, smp: float, pcie: float) -> float:
+    table = dict(table_items)
+    if len(gpus) > MAX_RING_SEARCH:
+        return _ring_bw(table, smp, pcie, gpus)
+    low, _ = _best_ring(list(gpus), lambda o: _ring_bw(table, smp, pcie, o))
     return low
 
 
