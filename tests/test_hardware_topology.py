@@ -222,6 +222,25 @@ def test_nvswitch_boards_print_nv_k_but_have_no_direct_nvlink(board, nv):
     assert sum(1 for n, d in g.nodes(data=True) if d["kind"] == "nvswitch") == 1
 
 
+@pytest.mark.parametrize("board, i, j, score", [
+    ("dgx-1v", 0, 1, 50 + 100), ("dgx-1v", 0, 3, 30 + 200), ("dgx-1v", 0, 4, 10 + 200), ("dgx-1v", 0, 5, 10),
+    ("dgx-h100", 0, 1, 20), ("dgx-h100", 0, 4, 10), ("dgx-a100", 0, 1, 40), ("dgx-a100", 0, 2, 10),
+    ("hgx-h200", 2, 3, 20), ("pcie-l40s", 0, 1, 50), ("pcie-l40s", 0, 2, 30), ("pcie-l40s", 0, 7, 10),
+])
+def test_gpuallocator_pair_score(board, i, j, score):
+    # go-gpuallocator besteffort_policy.go calculateGPUPairScore; NVSwitch boards get PCIe points only.
+    assert t.gpuallocator_pair_score(t.server_graph(board), i, j) == score
+
+
+def test_nvswitch_blind_spot_misses_all_28_pairs():
+    # HAMi PR #2103 measured "OLD detected NVLink in 0 pairs, missed 28 pairs" on 8x H100.
+    g = t.server_graph("dgx-h100")
+    pairs = list(itertools.combinations(range(8), 2))
+    assert len(pairs) == 28
+    assert sum(t.gpuallocator_pair_score(g, i, j) >= 100 for i, j in pairs) == 0
+    assert all(t.gpu_pair_class(g, i, j) == "NV18" for i, j in pairs)
+
+
 @pytest.mark.parametrize("model, count, board", [
     ("A100-SXM4-80GB", 8, "dgx-a100"), ("A100-SXM4-40GB", 8, "dgx-a100"), ("H100-SXM5-80GB", 8, "dgx-h100"),
     ("H200-141GB", 8, "hgx-h200"), ("V100-SXM2-32GB", 8, "dgx-1v"), ("L40S", 8, "pcie-l40s"),

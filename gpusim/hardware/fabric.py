@@ -16,7 +16,8 @@ NodePools attaches in NodePool order, then node order::
       spines: 4                  # RailOptimized: spine switches (default: the SuperPOD table for 1-4 SUs)
       nodesPerLeaf: 16           # Tree: nodes under one leaf (ToR / rack); all NICs of a node on that leaf
       leavesPerSpine: 4          # Tree: leaves under one spine (block); blocks meet at a core layer
-      oversubscription: 1        # leaf down-link : up-link capacity (>= 1; SuperPOD is 1, cheap fabrics 2 or 3)
+      oversubscription: 1        # down-link : up-link capacity of every switch tier below the top (>= 1;
+                                 # SuperPOD is 1, cheaper fabrics 2 or 3)
       load: 0                    # background load in [0, 1]: share of the other down-ports whose traffic goes up
       labels: topograph          # node labels written: topograph | aws | gcp | oci | kueue | volcano | none
 
@@ -92,8 +93,9 @@ class FabricSpec:
 @dataclass(frozen=True)
 class Crossing:
     """Where a flow from one NIC to another goes. ``tier``: ``local`` (same node), ``nvlink`` (same multi-node
-    NVLink domain), ``leaf``, ``spine`` or ``core``; ``switches`` on the way; ``flow_share`` the fraction of the NIC
-    rate this one flow gets alone under the fabric's background load."""
+    NVLink domain), ``leaf``, ``spine`` or ``core``; ``switches`` on the way (in a rail-optimized fabric the middle
+    entry is the literal ``spine``: any spine, as ECMP picks one); ``flow_share`` the fraction of the NIC rate this
+    one flow gets alone under the fabric's background load."""
     tier: str
     switches: tuple[str, ...]
     rail_aligned: bool

@@ -497,6 +497,22 @@ def direct_nvlinks(g: nx.Graph, a: str, b: str) -> int:
     return 0
 
 
+# go-gpuallocator gpuallocator/besteffort_policy.go calculateGPUPairScore: points per P2P link entry of a GPU pair
+# (NVML common ancestor → P2PLinkCrossCPU/SameCPU/HostBridge/MultiSwitch/SingleSwitch; SameBoard 60 is for dual-GPU
+# boards, none here), plus 100 per NVLink whose remote end is the peer itself.
+GPUALLOCATOR_PCIE_SCORE = {"SYS": 10, "NODE": 20, "PHB": 30, "PXB": 40, "PIX": 50}
+GPUALLOCATOR_NVLINK_SCORE = 100
+
+
+def gpuallocator_pair_score(g: nx.Graph, i: int, j: int) -> int:
+    """The pair score go-gpuallocator's best-effort policy gives GPUs ``i`` and ``j``: the PCIe entry plus 100 per
+    direct NVLink. On NVSwitch boards that is the PCIe entry alone (its NVSwitch blind spot, topology.md §4.2)."""
+    a, b = gpu_node(g, i), gpu_node(g, j)
+    if a == b:
+        return 0
+    return GPUALLOCATOR_PCIE_SCORE[pcie_class(g, a, b)] + GPUALLOCATOR_NVLINK_SCORE * direct_nvlinks(g, a, b)
+
+
 def link_class(g: nx.Graph, a: str, b: str) -> str:
     """What ``nvidia-smi topo -m`` prints for the pair: ``X``, ``NV<k>`` or a PCIe class."""
     if a == b:
