@@ -13,8 +13,15 @@ __version__ = "0.1.0"
 
 
 def setup(seed: int = 0) -> None:
-    """Notebook set-up (like fastbook's setup_book): PNG figures, stable rcParams, numpy seed."""
+    """Notebook set-up (like fastbook's setup_book): PNG figures, stable rcParams, numpy seed, and the
+    ``gpusim`` command on the kernel's PATH (next to this Python), so ``!gpusim run ...`` works in a cell."""
+    import os
     import random
+    import sys
+
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
     import matplotlib
     import numpy as np

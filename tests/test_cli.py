@@ -52,3 +52,11 @@ def test_closed_pipe_is_not_an_error():
     err = run.stderr.read().decode()
     assert run.wait(timeout=120) == 0 and first.split()[:2] == [b"TIME", b"COMPONENT"]
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_setup_puts_gpusim_on_the_kernels_path():
+    """A notebook kernel started by JupyterLab need not have the venv on PATH; gs.setup() adds it."""
+    script = ("import os, shutil; os.environ['PATH'] = '/usr/bin:/bin'; import gpusim as gs; gs.setup(); "
+              "print(shutil.which('gpusim'))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.strip()
+    assert out and Path(out).parent == Path(sys.executable).parent
