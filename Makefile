@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test pytest nbval bench clean notebooks binder-url
+.PHONY: lab test pytest nbval bench clean notebooks binder-url site
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
+
+# The course as a static site (build/site/course/index.html), from the committed outputs; any warning
+# (a broken link, a missing image, a document outside the table of contents) fails the build.
+site: $(STAMP)
+	$(BIN)/sphinx-build -q -W --keep-going -b html -c course . build/site
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_examples.py
