@@ -260,16 +260,19 @@ class PolicyOptions:
     max_allowable_numa_nodes: int = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
 
 
-def check_policy_option_available(option: str, feature_gates: Optional[Mapping[str, bool]] = None) -> None:
-    """CheckPolicyOptionAvailable (both options are stable in 1.36; the gate checks stay for shape)."""
+def check_policy_option_available(option: str, feature_gates: Optional[Mapping[str, bool]] = None,
+                                  alpha: frozenset[str] = ALPHA_OPTIONS,
+                                  beta: frozenset[str] = BETA_OPTIONS) -> None:
+    """CheckPolicyOptionAvailable. Both options are stable in 1.36; alpha options need the gate
+    TopologyManagerPolicyAlphaOptions (default off), beta ones TopologyManagerPolicyBetaOptions (default on)."""
     gates = feature_gates or {}
-    if option not in ALPHA_OPTIONS | BETA_OPTIONS | STABLE_OPTIONS:
+    if option not in alpha | beta | STABLE_OPTIONS:
         raise TopologyManagerError(f'unknown Topology Manager Policy option: "{option}"')
-    if option in ALPHA_OPTIONS and not gates.get("TopologyManagerPolicyAlphaOptions", False):
-        raise TopologyManagerError(f'Topology Manager Policy Alpha-level Options not enabled, but option '
+    if option in alpha and not gates.get("TopologyManagerPolicyAlphaOptions", False):
+        raise TopologyManagerError(f'topology manager policy alpha-level options not enabled, but option '
                                    f'"{option}" provided')
-    if option in BETA_OPTIONS and not gates.get("TopologyManagerPolicyBetaOptions", True):
-        raise TopologyManagerError(f'Topology Manager Policy Beta-level Options not enabled, but option '
+    if option in beta and not gates.get("TopologyManagerPolicyBetaOptions", True):
+        raise TopologyManagerError(f'topology manager policy beta-level options not enabled, but option '
                                    f'"{option}" provided')
 
 
