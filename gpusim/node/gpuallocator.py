@@ -13,8 +13,8 @@ Inputs are plain: the node's GPU UUIDs in NVML index order and a function that t
 pair of indexes, what NVML would report (:class:`PairTopology`). Nothing here depends on a topology
 module; ``gpusim/hardware/topology.py`` can supply the pair function.
 
-**The NVSwitch blind spot** (``internal/links/device.go`` ``GetNVLink``, ``TODO(klueska): Handle NVSwitch
-semantics``): an NVLink is counted only when its remote end is the peer GPU's PCI bus id. On NVSwitch
+**The NVSwitch blind spot** (``internal/links/device.go`` ``GetNVLink``, whose upstream comment
+leaves NVSwitch semantics unhandled): an NVLink is counted only when its remote end is the peer GPU's PCI bus id. On NVSwitch
 baseboards (DGX/HGX A100, H100, H200, B200) every link ends on a switch, so no NVLink entry is found and
 scoring falls back to the PCIe class alone. ``detect_nvswitch=True`` models HAMi's fix
 (Project-HAMi/HAMi#2103: a pair behind NVSwitch counts min(links of the two GPUs)); upstream
