@@ -15,10 +15,12 @@ import random
 
 import pytest
 
+from gpusim.hardware import topology as hw
 from gpusim.node.devicemanager_affinity import AllocationError, DevicesToAllocate, devices_to_allocate, filter_by_affinity
 from gpusim.node.gpuallocator import (LINK_SCORE, Allocator, BestEffortPolicy, P2PLinkType, PairTopology, aligned_alloc,
                                       calculate_gpu_pair_score, iterate_gpu_partitions, iterate_gpu_sets, new_devices,
                                       nvlink_type)
+from gpusim.node.gpuboard import board_devices
 from gpusim.node.topologymanager import hint
 
 PAD = -1
@@ -320,3 +322,36 @@ def test_devices_to_allocate_errors(kwargs, message):
     with pytest.raises(AllocationError) as e:
         DevicesToAllocate(**base)
     assert str(e.value) == message
+
+
+# --- the board graphs of gpusim.hardware.topology through gpusim.node.gpuboard ---------------------------
+@pytest.mark.parametrize("board", sorted(hw.BOARDS))
+def test_board_devices_score_as_the_hardware_module_says(board):
+    """Both sides model go-gpuallocator's calculateGPUPairScore: the policy's scores of the device list built
+    from a board graph equal hardware.topology.gpuallocator_pair_score for every pair."""
+    g = hw.server_graph(board)
+    devices = board_devices(g)
+    n = len(devices)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                assert calculate_gpu_pair_score(devices[i], devices[j]) == hw.gpuallocator_pair_score(g, i, j)
+
+
+def test_dgx_1v_board_is_the_upstream_fixture():
+    """The hardware module's dgx-1v board is NewDGX1VoltaNode (common_test.go): same links, same scores."""
+    g, fixture = board_devices(hw.server_graph("dgx-1v")), dgx1_volta()
+    for i in range(8):
+        assert {j: sorted(links) for j, links in g[i].links.items()} == \
+               {j: sorted(links) for j, links in fixture[i].links.items()}
+    assert [d.index for d in BestEffortPolicy().allocate(g, [], 4)] == \
+           [d.index for d in BestEffortPolicy().allocate(fixture, [], 4)]
+
+
+def test_dgx_h100_board_has_the_nvswitch_blind_spot_unless_detected():
+    g = hw.server_graph("dgx-h100")
+    blind, seen = board_devices(g), board_devices(g, detect_nvswitch=True)
+    assert all(len(links) == 1 for d in blind for links in d.links.values())            # PCIe entry only
+    assert all(P2PLinkType.EighteenNVLINKLinks in links for d in seen for links in d.links.values())
+    with pytest.raises(ValueError, match="has 8 GPUs, got 2 uuids"):
+        board_devices(g, uuids=["a", "b"])

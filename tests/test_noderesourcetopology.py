@@ -693,8 +693,8 @@ spec:
 
 
 def test_scheduler_keeps_an_unalignable_pod_pending_with_upstream_reason():
-    from gpusim.api.scenario import load
-    from gpusim.controlplane.simulation import Simulation
+    from gpusim.cluster.scenario import load
+    from gpusim.cluster.simulation import Simulation
     sim = Simulation(load(texts=[("<text>", SCENARIO)]))
     for i in range(2):
         sim.ctx.api.create(node_resource_topology(f"h100-{i}", dgx_h100_zones(), {}, "single-numa-node", "container"))
