@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .plugins import (capacityscheduling, coscheduling, gangscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
+                      noderesourcetopology,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 
 Factory = Callable[[Any, Any], Any]
@@ -44,6 +45,7 @@ def in_tree_registry() -> Registry:
     r.register(hami.NAME, hami.new)   # HAMi's scheduler fit: opt-in, not in DEFAULT_PLUGINS
     r.register(coscheduling.NAME, coscheduling.new)   # scheduler-plugins: opt-in through a profile
     r.register(capacityscheduling.NAME, capacityscheduling.new)   # scheduler-plugins: opt-in through a profile
+    r.register(noderesourcetopology.NAME, noderesourcetopology.new)   # scheduler-plugins: opt-in through a profile
     r.register(gangscheduling.NAME, gangscheduling.new)   # alpha, in the default profile only with its feature gate
     return r
 
