@@ -155,3 +155,25 @@ def _gpus(pod) -> int:
     from ..api.quantity import parse_quantity
     return sum(int(parse_quantity((c.resources.limits if c.resources else {}).get(NVIDIA_GPU, 0)))
                for c in pod.spec.containers)
+
+
+def compare(builds: dict, seeds: tuple[int, ...] = (0,), until: float = ARRIVAL_WINDOW_S) -> dict:
+    """Run :func:`plugin_workload` for every seed under every scheduler build (name → ``SchedulerBuild``):
+    name → seed → (Result, FragmentationReport)."""
+    return {name: {s: (r := b.run(text=plugin_workload(s)), fragmentation_report(r, until)) for s in seeds}
+            for name, b in builds.items()}
+
+
+def format_comparison(cmp: dict, size: int = 8) -> str:
+    """One row per scheduler: time-averaged fragmentation (GPUs) per seed, the mean, and the mean wait of
+    ``size``-GPU pods over the seeds."""
+    from ..views.kubectl import _table
+    seeds = sorted(next(iter(cmp.values())))
+    rows = [["SCHEDULER"] + [f"SEED {s}" for s in seeds] + ["MEAN FRAGMENTATION", "ALLOCATED", f"{size}-GPU WAIT"]]
+    for name, by_seed in cmp.items():
+        reps = [by_seed[s][1] for s in seeds]
+        rows.append([name] + [f"{r.fragmentation:.2f}" for r in reps]
+                    + [f"{sum(r.fragmentation for r in reps) / len(reps):.2f} GPUs",
+                       f"{sum(r.allocated for r in reps) / len(reps):.1f}/{reps[0].capacity}",
+                       f"{sum(r.wait_by_size.get(size, 0.0) for r in reps) / len(reps) / 60:.0f} min"])
+    return _table(rows)
