@@ -75,17 +75,24 @@ def test_environment_basics(environment, conda_dependencies):
     assert "pip" in conda_dependencies, "a pip section needs pip itself in the conda dependencies"
 
 
-def test_same_packages(pip_requirements, conda_dependencies):
-    conda = set(conda_dependencies) - NOT_PACKAGES
+@pytest.fixture(scope="module")
+def env_packages(environment, conda_dependencies) -> dict[str, str]:
+    """Every package environment.yml installs: conda packages, plus pip-only ones (not on conda-forge)."""
+    pip_only = dict(split(x) for x in pip_section(environment) if not x.startswith(("-e ", ".")))
+    return {**conda_dependencies, **pip_only}
+
+
+def test_same_packages(pip_requirements, env_packages):
+    conda = set(env_packages) - NOT_PACKAGES
     pip = set(pip_requirements)
     assert conda == pip, (f"only in environment.yml: {sorted(conda - pip)}; "
                           f"only in pyproject.toml: {sorted(pip - conda)}")
 
 
-def test_same_lower_bounds(pip_requirements, conda_dependencies):
+def test_same_lower_bounds(pip_requirements, env_packages):
     for name, spec in pip_requirements.items():
         want = lower_bound(spec)
-        got = lower_bound(conda_dependencies.get(name, ""))
+        got = lower_bound(env_packages.get(name, ""))
         assert got == want, f"{name}: pyproject.toml has >={want}, environment.yml has >={got}"
 
 

@@ -63,12 +63,17 @@ def test_first_code_cell_sets_up(path):
 
 @pytest.mark.parametrize("path", CHAPTERS + SOLUTIONS, ids=ids(CHAPTERS + SOLUTIONS))
 def test_cells_hold_no_logic(path):
+    """Logic lives in gpusim. In a lab the learner's answer (a ### BEGIN SOLUTION block) and plugin classes
+    (lab 08 is about writing one) are the content, not logic to move."""
     long = []
+    in_lab = path.parent.parent.name == "labs"
     for i, c in enumerate(cells(path)):
-        if c["cell_type"] != "code":
+        if c["cell_type"] != "code" or (in_lab and "### BEGIN SOLUTION" in text(c)):
             continue
         src = "\n".join(line for line in text(c).splitlines() if not line.lstrip().startswith(("%", "!")))
         for node in ast.walk(ast.parse(src)):
+            if in_lab and isinstance(node, ast.ClassDef):
+                continue
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 n = node.end_lineno - node.lineno + 1
                 if n > MAX_FUNCTION_LINES:

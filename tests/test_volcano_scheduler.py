@@ -388,3 +388,21 @@ def test_reclaim_is_a_transaction_per_job():
     assert [e for e in r.events.log if e.reason == "Evict"] == []
     assert not [p for p in r.pods() if p.metadata.name.startswith("finetune") and p.spec.node_name]
     assert any(rec.function == "reclaim.(*Action).Execute" and rec.result == "Discard" for rec in r.trace.records)
+
+
+@pytest.mark.parametrize("capability, runs", [
+    ("{nvidia.com/gpu: 8}", True),                          # cpu and memory left out: not limited
+    ("{cpu: \"4\", memory: 1Ti, nvidia.com/gpu: 8}", False),   # 4 CPUs < the job's 2 × 8
+])
+def test_queue_capability_without_cpu_does_not_limit_cpu(capability, runs):
+    # proportion.go OnSessionOpen: a capability whose MilliCPU/Memory is <= 0 gets math.MaxFloat64 there,
+    # so JobEnqueueable compares only the dimensions the capability names
+    queue = f"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: q}}\nspec: {{weight: 1, capability: {capability}}}\n"
+    job = vcjob("j", 2, min_available=2, queue="q").replace("resources: {limits: {nvidia.com/gpu: 1}}",
+                                                             'resources: {requests: {cpu: "8"}, limits: {nvidia.com/gpu: 1}}')
+    assert 'requests: {cpu: "8"}' in job
+    r = gs.run(text="---\n".join([pool(), queue, job]), until="5m")
+    pods = [p for p in r.pods() if p.metadata.name.startswith("j-")]
+    assert len(pods) == (2 if runs else 0) and all(p.status.phase == "Running" for p in pods)
+    msgs = {e.message for e in r.events.log if e.reason == "Unschedulable"}
+    assert ("queue resource quota insufficient: insufficient cpu" in msgs) is not runs

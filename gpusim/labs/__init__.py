@@ -11,23 +11,38 @@ convention nbgrader's ``ClearSolutions`` preprocessor uses:
 becomes ``raise NotImplementedError``, outputs are cleared); ``--check`` only compares and fails when a
 student copy is stale. Checkers (:mod:`gpusim.labs.checks`) read a finished simulation and say whether
 the learner reproduced or fixed the failure; they live here so they are unit-tested like the rest.
+
+Lab 08 (write a Score plugin) adds :mod:`~gpusim.labs.outoftree` (a scheduler built with out-of-tree
+plugins, as ``app.WithPlugin`` does), :mod:`~gpusim.labs.fragmentation` (its workload and FGD's
+fragmentation measure), :mod:`~gpusim.labs.gpuclustering` (the worked example of chapter 07) and
+:mod:`~gpusim.labs.plugincheck` (``check_plugin``).
 """
 from __future__ import annotations
 
+from . import fragmentation, gpuclustering, outoftree
 from .checks import CheckResult, check_fairness, check_gang, check_inference_oom
+from .fragmentation import TARGET, compare, fgd_score, format_comparison, fragmentation_report, node_fragmentation, plugin_workload
+from .outoftree import build, with_plugin
+from .plugincheck import PLUGIN_SEEDS, check_plugin, plugin_baseline
 from .notebook import STUB, make_student, student_text
+
+
+_PLOTS = ("plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget")
 
 
 def __getattr__(name: str):
     # the plotting helper imports matplotlib; load it on first use (PEP 562) so the CLI starts fast
-    if name == "plot_gpu_memory":
-        from .plots import plot_gpu_memory
-        return plot_gpu_memory
+    if name in _PLOTS:
+        from . import plots
+        return getattr(plots, name)
     if name in ("fairness_report", "with_preemptable_training"):
         from . import report
         return getattr(report, name)
     raise AttributeError(f"module 'gpusim.labs' has no attribute {name!r}")
 
 
-__all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text", "plot_gpu_memory",
-           "fairness_report", "with_preemptable_training"]
+__all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text",
+           "plot_gpu_memory", "fragmentation", "gpuclustering", "outoftree", "TARGET", "fgd_score",
+           "fragmentation_report", "node_fragmentation", "plugin_workload", "build", "with_plugin", "PLUGIN_SEEDS",
+           "check_plugin", "plugin_baseline", "compare", "format_comparison", "plot_fragmentation_over_time",
+           "plot_fragmentation_by_seed", "fragmentation_widget", "fairness_report", "with_preemptable_training"]

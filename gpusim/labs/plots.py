@@ -77,3 +77,75 @@ def plot_gpu_memory(result, node: Optional[str] = None, gpus: Optional[list[int]
     fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# --- lab 08 / chapter 07: GPU fragmentation under different schedulers -------------------------------
+
+def plot_fragmentation_over_time(cmp: dict, seed: int = 0, ax=None, window: float = 600.0):
+    """Cluster fragmentation (GPUs, FGD's measure; a moving average over ``window`` seconds) against time,
+    one line per scheduler of ``cmp`` (:func:`gpusim.labs.fragmentation.compare`) for ``seed``."""
+    import matplotlib.pyplot as plt
+
+    from .fragmentation import fragmentation_over_time
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.4))
+    for k, (name, by_seed) in enumerate(cmp.items()):
+        result, rep = by_seed[seed]
+        series = fragmentation_over_time(result)
+        end = rep.until
+        xs, ys, t = [], [], 0.0
+        while t <= end:   # time-weighted mean of the step function over [t - window, t]
+            lo, acc = max(0.0, t - window), 0.0
+            for (t0, f, _a), nxt in zip(series, series[1:] + [(float("inf"), 0.0, 0)]):
+                acc += f * max(0.0, min(nxt[0], t) - max(t0, lo))
+            xs.append(t / 3600)
+            ys.append(acc / (t - lo) if t > lo else series[0][1])
+            t += 120.0
+        ax.plot(xs, ys, color=f"C{k}", label=f"{name}: mean {rep.fragmentation:.2f} GPUs")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("fragmented GPUs")
+    ax.set_title(f"GPU fragmentation (FGD measure, {window / 60:.0f}-min moving average), seed {seed}")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def plot_fragmentation_by_seed(cmp: dict, ax=None):
+    """Grouped bars: each scheduler's mean fragmentation per seed."""
+    import matplotlib.pyplot as plt
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.2))
+    names = list(cmp)
+    seeds = sorted(next(iter(cmp.values())))
+    width = 0.8 / len(names)
+    for k, name in enumerate(names):
+        xs = [i + (k - (len(names) - 1) / 2) * width for i in range(len(seeds))]
+        ax.bar(xs, [cmp[name][s][1].fragmentation for s in seeds], width * 0.92, color=f"C{k}", label=name)
+    ax.set_xticks(range(len(seeds)), [f"seed {s}" for s in seeds])
+    ax.set_ylabel("mean fragmented GPUs")
+    ax.set_title("Time-averaged GPU fragmentation per workload seed (lower is better)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def fragmentation_widget(builds: dict, seed: int = 0):
+    """A seed slider: rerun every scheduler of ``builds`` on that seed's workload and redraw the
+    fragmentation over time with the comparison table."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    from .fragmentation import compare, format_comparison
+    slider = w.IntSlider(value=seed, min=0, max=19, description="seed", continuous_update=False)
+    out = w.Output()
+
+    def show(change=None):
+        with out:
+            out.clear_output(wait=True)
+            cmp = compare(builds, (slider.value,))
+            print(format_comparison(cmp))
+            plot_fragmentation_over_time(cmp, slider.value)
+            plt.show()
+
+    slider.observe(show, names="value")
+    show()
+    display(w.VBox([slider, out]))

@@ -2,7 +2,8 @@
 cluster by weight.
 
 OnSessionOpen, over the queues that have jobs in this session: ``request`` = allocated + pending requests,
-``realCapability = min(capability, (total − Σguarantee) + guarantee)``; then water-filling: each round,
+``realCapability = min(capability, (total − Σguarantee) + guarantee)``, where a capability that leaves out
+cpu or memory does not limit them (upstream sets ``MilliCPU``/``Memory`` ≤ 0 to ``math.MaxFloat64``); then water-filling: each round,
 every queue not yet met gets ``remaining × weight / Σweight`` more, capped per dimension by its
 realCapability and its request, and at least its guarantee; a queue is met when its request fits in its
 deserved share or its deserved share stopped changing; ``remaining`` shrinks by what was handed out; stop when
@@ -14,6 +15,7 @@ with a capability: minResources + allocated + inqueue − elastic ≤ realCapabi
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..api import (ALLOCATED_STATUSES, PENDING, Res, add, insufficient, less_equal, less_equal_with_dimension,
@@ -117,6 +119,9 @@ class Proportion:
                     attr.guarantee = _quantities(spec.guarantee.resource)
                 if spec.capability is not None:
                     attr.capability = _quantities(spec.capability)
+                    for dim in ("cpu", "memory"):   # OnSessionOpen: capability.MilliCPU/Memory <= 0 → MaxFloat64
+                        if attr.capability[dim] <= 0:
+                            attr.capability[dim] = math.inf
                 real = add(sub(dict(total), total_guarantee), attr.guarantee)
                 if attr.capability is not None:
                     min_dimension(real, attr.capability, infinity_default=True)
