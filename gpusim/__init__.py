@@ -64,7 +64,7 @@ _LAZY = {
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
     "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary",
-                             "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
+                             "isolation_table", "plot_gpu_memory", "mig_layout_widget", "mig_profile_table",
                              "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",
                              "sharing_summary", "throughput_vs_tenants", "with_sharing_mode"],
 }

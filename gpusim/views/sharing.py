@@ -46,8 +46,8 @@ def mig_max_instances(model: Union[str, GPUModel]) -> int:
     return max(p.max_count for p in mig.profiles(model) if p.compute_slices == 1)
 
 
-# Facts gpusim does not model, from the node-side reference §9.1 (operator's default-vgpu-devices-config:
-# FB / smallest C-series type) and §9.2 (HAMi helm values). Keyed by catalog model.
+# vGPU: the operator's default-vgpu-devices-config (FB / smallest C-series type), node-side reference §9.1;
+# HAMi: its helm values (deviceSplitCount), §9.2. Keyed by catalog model.
 def _vgpu_max_per_gpu() -> dict[str, int]:
     """Most time-sliced C-series vGPUs per GPU model (the smallest framebuffer type), from gpusim.hardware.vgpu."""
     from ..hardware import vgpu
@@ -67,8 +67,8 @@ def isolation_table() -> list[dict[str, Any]]:
     Keys: ``mechanism``, ``memory_isolation``, ``fault_isolation``, ``compute_qos``, ``max_tenants`` (catalog
     model → tenants per GPU; None = no upper bound), ``gpus`` (catalog models that support it),
     ``k8s_resource``, ``reconfiguration``, ``in_gpusim``. Tenant limits and GPU lists are computed from the
-    catalog and gpusim's rules where gpusim knows them (MPS cap, MIG profiles); vGPU and HAMi come from the
-    reference because gpusim does not simulate them.
+    catalog and gpusim's rules: the MPS cap, the MIG profiles, the vGPU types of gpusim.hardware.vgpu and
+    HAMi's default deviceSplitCount (gpusim.api.hami).
     """
     models = list(CATALOG.values())
     every = [m.name for m in models]
@@ -99,7 +99,7 @@ def isolation_table() -> list[dict[str, Any]]:
          "fault_isolation": "per VM", "compute_qos": "Best Effort / Equal Share / Fixed Share scheduler",
          "max_tenants": {n: VGPU_MAX_PER_GPU[n] for n in every if n in VGPU_MAX_PER_GPU},
          "gpus": [n for n in every if n in VGPU_MAX_PER_GPU],
-         "k8s_resource": "a VM sees a whole vGPU (KubeVirt)",
+         "k8s_resource": "`nvidia.com/gpu` inside a VM node (vGPU guest driver)",
          "reconfiguration": "change vGPU type: VM restart; policy: vGPU Manager restart",
          "in_gpusim": "time-sliced types: framebuffer cap (NodePool spec.gpu.vgpu)"},
         {"mechanism": "HAMi", "memory_isolation": "software limit (libvgpu.so intercepts CUDA)",
@@ -320,32 +320,75 @@ def memory_timeline(result, node: str, gpu_index: int) -> list[tuple[float, dict
     return out
 
 
-def memory_stack(result, node: Optional[str] = None, gpu_index: int = 0, ax=None):
-    """Stacked GPU memory of each pod on one GPU over time (``memory_timeline``), the GPU's memory as a line
-    (and, under MPS, the per-client pinned limit dashed), OOM instants as red ticks. Returns the axes."""
-    node = node or next(iter(result.kubelets))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(9, 3.4))
-    samples = memory_timeline(result, node, gpu_index)
-    pods = sorted({p for _, vals in samples for p in vals}, key=lambda s: (len(s), s))
-    ts = [t for t, _ in samples]
-    if samples:
-        ax.stackplot(ts, [[vals.get(p, 0.0) / 1024 for _, vals in samples] for p in pods], labels=pods, alpha=0.8)
+def _steps(tl: list[tuple[float, dict[str, float]]]) -> list[tuple[float, dict[str, float]]]:
+    """Usage is linear between samples only for pods present in both; a pod that starts at a sample
+    appears there as a jump (insert the sample without it first), not as a ramp from the one before."""
+    out: list[tuple[float, dict[str, float]]] = []
+    for t, v in tl:
+        if out and set(v) - set(out[-1][1]):
+            prev = out[-1][1]
+            out.append((t, {p: x for p, x in v.items() if p in prev}))
+        out.append((t, v))
+    return out
+
+
+def plot_gpu_memory(result, node: Optional[str] = None, gpus: Optional[list[int]] = None):
+    """Device memory over time on ``node`` (default: the first node with GPU memory), one panel per GPU index
+    in ``gpus`` (default: every GPU that held memory). Where the GPU is one pool of memory (whole GPUs,
+    time-slicing) the pods are stacked, the top being what the GPU holds; under MPS, where every client has
+    its own pinned limit, one line per pod with that limit dashed (a stack would suggest the clients share
+    it). The GPU's memory is a solid line, each ``CUDA error: out of memory`` a red ×. Returns the Figure.
+    Lab 01 (gpusim.labs.plot_gpu_memory) and chapter 02.2 draw with it."""
+    if node is None:
+        node = next((n for n in sorted(result.kubelets) if result.gpu_memory(n) is not None), None)
+        if node is None:
+            raise ValueError("no node with GPU memory in this run")
     mem = result.gpu_memory(node)
-    strategy = mem.strategy if mem is not None else "none"
-    if mem is not None:
-        ax.axhline(mem.total_mib / 1024, color="black", lw=1.2, label=f"GPU memory {mem.total_mib / 1024:g} GiB")
-        if strategy == "mps":
-            ax.axhline(mem.client_limit_mib / 1024, color="black", lw=1, ls="--",
-                       label=f"MPS pinned limit {mem.client_limit_mib / 1024:g} GiB")
-    for i, t in enumerate(sorted({x.time for x in oom_records(result, node, gpu_index)})):
-        ax.axvline(t, color="red", lw=1, ls=":", label="OOM" if i == 0 else None)
-    ax.set_xlim(0, result.end)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("GPU memory (GiB)")
-    ax.set_title(f"{node} GPU {gpu_index}: memory per pod ({strategy})")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    return ax
+    by_index = {g.index: g for g in mem.gpus.values()}
+    if gpus is None:
+        gpus = sorted(i for i, g in by_index.items() if g.history) or sorted(by_index)[:1]
+    fig, axes = plt.subplots(1, len(gpus), sharey=True, squeeze=False,
+                             figsize=(9 if len(gpus) == 1 else min(4 * len(gpus), 14), 3.5))
+    pods = sorted({u.pod for i in gpus for u in by_index[i].history})
+    colors = {p: plt.cm.tab10(k % 10) for k, p in enumerate(pods)}
+    for ax, idx in zip(axes[0], gpus):
+        tl = _steps(memory_timeline(result, node, idx))
+        xs = [t for t, _ in tl] or [0.0, result.end]
+        if mem.strategy == "mps":   # limits are per process: one line per pod (gaps while it is down);
+            # clients holding the same amount would hide one another: earlier pods are drawn wider, so
+            # coinciding lines show as nested stripes
+            for k, p in enumerate(pods):
+                ax.plot(xs, [v.get(p, float("nan")) for _, v in tl] or [float("nan")] * 2, color=colors[p],
+                        lw=2 + 2.5 * (len(pods) - 1 - k), label=p, solid_capstyle="butt")
+        elif pods:                  # one pool of memory: stack the pods, the top is what the GPU holds
+            ys = [[v.get(p, 0.0) for _, v in tl] or [0.0, 0.0] for p in pods]
+            ax.stackplot(xs, ys, labels=pods, colors=[colors[p] for p in pods], alpha=0.8)
+        ax.axhline(mem.total_mib, color="black", lw=1.2, label=f"GPU memory {mem.total_mib} MiB")
+        if mem.strategy == "mps":
+            ax.axhline(mem.client_limit_mib, color="black", lw=1, ls="--",
+                       label=f"MPS limit per client {mem.client_limit_mib} MiB")
+        component = f"gpu/{node}/{idx}"
+        ooms = [r for r in result.trace.records if r.function == OOM_FUNCTION and r.component == component]
+        if ooms:
+            # time-slicing: the GPU as a whole ran out; otherwise the one process hit its own limit
+            ys_oom = [mem.total_mib if mem.strategy == "time-slicing" else float(r.details.get("process_mib", 0))
+                      for r in ooms]
+            ax.scatter([r.time for r in ooms], ys_oom,
+                       marker="x", color="red", s=40, zorder=5, label="CUDA OOM")
+        ax.set_title(f"{node} GPU {idx} ({mem.strategy})")
+        ax.set_xlabel("time (s)")
+        ax.set_xlim(0, result.end)
+    axes[0][0].set_ylabel("device memory (MiB)")
+    axes[0][0].set_ylim(0, mem.total_mib * 1.12)
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 # --- throughput vs tenants: an illustrative model ------------------------------------------------------
