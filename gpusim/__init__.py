@@ -44,7 +44,7 @@ _LAZY = {
     "gpusim.views.widgets": ["timeline_slider"],
     "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
                                   "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
-                                  "layer_table", "draw_layers"],
+                                  "layer_table", "draw_layers", "unsimulated_components"],
     "gpusim.views.scoring": ["explain_widget", "filter_score_scenario", "fragmentation", "fragmentation_scenario",
                              "fragmentation_table", "plot_fragmentation", "score_bars", "scoring_config",
                              "with_scoring_strategy"],
