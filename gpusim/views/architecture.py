@@ -170,6 +170,13 @@ def unsimulated_components(g: nx.DiGraph) -> str:
                       for _, d in g.nodes(data=True) if not d["simulated"])
 
 
+def component_layers(g: nx.DiGraph) -> dict[str, str]:
+    """Each simulated component's layer of gpusim/layers.py (the package of its gpusim module)."""
+    from ..layers import LAYERS
+    layer_of = {pkg: layer.name for layer in LAYERS for pkg in layer.packages}
+    return {name: layer_of[d["module"].split(".")[1]] for name, d in g.nodes(data=True) if d["module"]}
+
+
 def _box(ax, xy, text, simulated):
     x, y = xy
     w, h = max(1.9, 0.11 * max(len(s) for s in text.split("\n")) + 0.4), 0.55 + 0.32 * text.count("\n")
@@ -280,6 +287,11 @@ def extension_point_map(profile_spec) -> list[dict[str, Any]]:
         row["weight"] = profile_spec.weights.get(name, 1) if "Score" in points else None
         rows.append(row)
     return rows
+
+
+def extension_points_of(profile_spec, plugin: str) -> list[str]:
+    """The extension points ``plugin`` hooks into in this profile, in execution order ([] if it is not enabled)."""
+    return next((r["points"] for r in extension_point_map(profile_spec) if r["plugin"] == plugin), [])
 
 
 def format_extension_point_map(profile_spec) -> str:
