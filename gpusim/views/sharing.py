@@ -94,7 +94,7 @@ def isolation_table() -> list[dict[str, Any]]:
          "max_tenants": {n: mig_max_instances(n) for n in migs}, "gpus": migs,
          "k8s_resource": "`nvidia.com/gpu` (single) or `nvidia.com/mig-<profile>` (mixed)",
          "reconfiguration": "mig-manager: evict GPU clients, GPU reset (maybe reboot)",
-         "in_gpusim": "geometry, resources, labels"},
+         "in_gpusim": "geometry, resources, labels, mig-manager"},
         {"mechanism": "vGPU (C-series)", "memory_isolation": "fixed framebuffer per VM",
          "fault_isolation": "per VM", "compute_qos": "Best Effort / Equal Share / Fixed Share scheduler",
          "max_tenants": {n: VGPU_MAX_PER_GPU[n] for n in every if n in VGPU_MAX_PER_GPU},
