@@ -40,9 +40,9 @@ def setup(seed: int = 0) -> None:
 from .api.errors import InputError
 from .cluster.scenario import Scenario, load, load_profiles
 from .cluster.simulation import Result, Simulation, run
-from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
+from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, pod_json, scheduled_by, to_json
 from .views.explain import attempts_for, explain_pod
-from .views.text import trace_table
+from .views.text import trace_functions, trace_table
 
 # Plotting and widget views import matplotlib and ipywidgets; they load on first use (PEP 562), so the
 # command line starts fast.
@@ -51,11 +51,13 @@ _LAZY = {
     "gpusim.views.widgets": ["timeline_slider"],
     "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
                                   "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
-                                  "layer_table", "draw_layers"],
-    "gpusim.views.scoring": ["explain_widget", "filter_score_scenario", "fragmentation", "fragmentation_scenario",
-                             "fragmentation_table", "plot_fragmentation", "score_bars", "scoring_config",
-                             "with_scoring_strategy"],
-    "gpusim.experiments.scoring": ["compare_strategies", "filter_score_demo", "filter_score_widget", "strategy_widget"],
+                                  "layer_table", "draw_layers", "unsimulated_components", "component_layers",
+                                  "extension_points_of"],
+    "gpusim.views.scoring": ["compare_score_bars", "explain_runs", "explain_widget", "filter_score_scenario",
+                             "fragmentation", "fragmentation_scenario", "fragmentation_table", "plot_fragmentation",
+                             "score_bars", "scoring_config", "with_node_name_affinity", "with_scoring_strategy"],
+    "gpusim.experiments.scoring": ["compare_strategies", "filter_score_demo", "filter_score_widget", "gpus_used_by_weight",
+                                   "strategy_widget"],
     "gpusim.views.gang": ["with_coscheduling", "training_summary", "failed_scheduling", "gang_pods", "permit_timeline",
                           "plot_permit_timeline", "with_native_gang_alpha"],
     "gpusim.views.tenancy": ["share_steps", "plot_tenant_share", "job_gantt_data", "plot_job_gantt"],
@@ -66,14 +68,19 @@ _LAZY = {
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
                              "plot_queue_shares"],
     "gpusim.experiments.volcano": ["water_filling"],
-    "gpusim.experiments.validation": ["load_errors", "pod_yaml"],
+    "gpusim.experiments.validation": ["format_load_errors", "load_errors", "pod_yaml", "request_errors"],
+    "gpusim.experiments.guide": ["GUIDE_SCENARIO", "guide_run"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
-    "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary",
-                             "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
-                             "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",
-                             "sharing_summary", "throughput_vs_tenants", "with_sharing_mode"],
+    "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary", "gpu_labels", "hami_allocations",
+                             "hami_scenario", "isolation_table", "plot_gpu_memory", "mig_layout_widget",
+                             "mig_placement_error", "mig_placement_report", "mig_profile_table", "mig_slice_map",
+                             "mig_strategy_report", "mps_max_clients", "mps_max_clients_table", "oom_instants", "oom_records",
+                             "plot_mig_layouts",
+                             "plot_throughput", "plot_throughput_by_demand", "sharing_scenario", "sharing_summary",
+                             "sharing_summary_by_mode", "throughput_vs_tenants", "time_slicing_scenario",
+                             "vgpu_scenario", "with_sharing_mode"],
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -89,8 +96,8 @@ def __getattr__(name: str):
 
 
 __all__ = ["attempts_for", "setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
-           "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",
-           "gpu_gantt", "lifecycle_chart", "state_at", "trace_table", "timeline_slider"]
+           "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "pod_json", "scheduled_by", "to_json",
+           "gpu_gantt", "lifecycle_chart", "state_at", "trace_functions", "trace_table", "timeline_slider"]
 __all__ += ["explain_pod", "component_graph", "component_table", "draw_component_graph", "draw_extension_point_map",
             "extension_point_map", "format_extension_point_map", "load_profiles", "compare_strategies", "explain_widget",
             "filter_score_demo", "filter_score_scenario", "filter_score_widget", "fragmentation",

@@ -49,8 +49,9 @@ def test_default_profile_expands_multipoint():
     assert p.points["QueueSort"] == ["PrioritySort"]
     assert p.points["Filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                   "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
-    # gpusim's NodeAffinity has no PreFilter (upstream uses one only to narrow nodes by metadata.name)
-    assert p.points["PreFilter"] == ["NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+    # as upstream's multiPoint expansion: every default plugin that implements PreFilter, in the default order
+    assert p.points["PreFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+                                     "InterPodAffinity"]
     assert p.points["Score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                  "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert p.weights["PodTopologySpread"] == 2 and p.weights["InterPodAffinity"] == 2

@@ -16,9 +16,9 @@ from gpusim.views.architecture import EXTENSION_POINTS, GRPC_V1BETA1  # noqa: E4
 from gpusim.views.scoring import attempt_text  # noqa: E402
 
 SIMULATED = {"apiserver", "kube-scheduler", "job-controller", "node-lifecycle-controller", "kubelet",
-             "device-manager", "nvidia-device-plugin", "container-runtime", "gpus"}
-NOT_SIMULATED = {"gpu-operator", "nvidia-driver", "container-toolkit", "gpu-feature-discovery", "dcgm-exporter",
-                 "mig-manager", "volcano-scheduler", "kueue", "scheduler-plugins"}
+             "device-manager", "nvidia-device-plugin", "container-runtime", "gpus", "scheduler-plugins",
+             "scheduler-plugins-controllers", "volcano", "kueue", "gpu-feature-discovery", "mig-manager"}
+NOT_SIMULATED = {"gpu-operator", "nvidia-driver", "container-toolkit", "dcgm-exporter"}
 
 BINPACK = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -46,12 +46,29 @@ def _close_figures():
 
 # --- component graph ------------------------------------------------------------------------------------
 
-def test_graph_marks_simulated_and_not_yet_simulated_components():
+def test_graph_marks_simulated_and_not_simulated_components():
     g = gs.component_graph()
     assert {n for n, d in g.nodes(data=True) if d["simulated"]} == SIMULATED
     assert {n for n, d in g.nodes(data=True) if not d["simulated"]} == NOT_SIMULATED
     for n, d in g.nodes(data=True):
-        assert d["upstream"] and (d["module"] is not None) == d["simulated"], n
+        assert d["upstream"] and d["note"] and (d["module"] is not None) == d["simulated"], n
+
+
+@pytest.mark.parametrize("component", sorted(SIMULATED))
+def test_every_simulated_component_names_modules_that_exist(component):
+    import importlib
+    import re
+    module = gs.component_graph().nodes[component]["module"]
+    m = re.fullmatch(r"([\w.]+?)(?:\.\{([\w,]+)\})?", module)
+    names = [f"{m.group(1)}.{x}" for x in m.group(2).split(",")] if m.group(2) else [m.group(1)]
+    for name in names:
+        importlib.import_module(name)
+
+
+def test_unsimulated_components_are_described_in_plain_words():
+    text = gs.unsimulated_components(gs.component_graph())
+    assert text.count("\n- ") == len(NOT_SIMULATED) - 1
+    assert "yet" not in text and "ClusterPolicy" in text
 
 
 @pytest.mark.parametrize("caller, callee, word", [
@@ -64,7 +81,11 @@ def test_graph_marks_simulated_and_not_yet_simulated_components():
     ("device-manager", "nvidia-device-plugin", "gRPC"),
     ("nvidia-device-plugin", "device-manager", "gRPC"),
     ("kubelet", "container-runtime", "CRI"),
-    ("volcano-scheduler", "apiserver", "bind"),
+    ("volcano", "apiserver", "bind"),
+    ("scheduler-plugins-controllers", "apiserver", "status"),
+    ("mig-manager", "apiserver", "mig.config"),
+    ("mig-manager", "nvidia-device-plugin", "pause"),
+    ("mig-manager", "gpus", "MIG"),
     ("kueue", "apiserver", "unsuspend"),
     ("scheduler-plugins", "kube-scheduler", "plugins"),
     ("gpu-operator", "nvidia-device-plugin", "deploys"),

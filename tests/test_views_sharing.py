@@ -81,13 +81,23 @@ def test_compare_sharing_on_the_example_matches_the_builder(comparison):
         assert row == built[row["mode"]]
 
 
-def test_memory_stack_draws(comparison):
-    for mode in ("time-slicing", "mps", "whole"):
-        ax = sharing.memory_stack(comparison[mode])
-        labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert "GPU memory 80 GiB" in labels and ("OOM" in labels) is (mode != "whole")
-        assert ("MPS pinned limit 20 GiB" in labels) is (mode == "mps")
-        plt.close("all")
+@pytest.mark.parametrize("mode", ["time-slicing", "mps", "whole"])
+def test_gpu_memory_picture_stacks_one_pool_and_draws_mps_clients_as_lines(comparison, mode):
+    """A stack only where the pods share one pool of memory: under MPS each client has its own limit, so a
+    stack would show the clients "together" crossing a limit none of them has (issue 14)."""
+    fig = sharing.plot_gpu_memory(comparison[mode])
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "GPU memory 81920 MiB" in labels and ("CUDA OOM" in labels) is (mode != "whole")
+    assert ("MPS limit per client 20480 MiB" in labels) is (mode == "mps")
+    assert bool(ax.collections[0].get_paths()) if mode != "mps" else True
+    pods = {f"llm-{i}" for i in range(4)}
+    lines = {ln.get_label() for ln in ax.get_lines()}
+    assert (pods <= lines) is (mode == "mps")          # MPS: one line per client, no stack
+    if mode == "mps":   # every client stays under the per-client limit, the grower's × sits at the limit
+        limit = 20480
+        assert all(max(y for y in ln.get_ydata() if y == y) <= limit + 1e-6 for ln in ax.get_lines() if ln.get_label() in pods)
+    plt.close("all")
 
 
 def test_unknown_mode():
@@ -130,6 +140,6 @@ def test_plot_throughput_and_exports():
     axes = gs.plot_throughput()
     assert len(axes) == 2 and axes[0].get_lines()
     plt.close("all")
-    for name in ("compare_sharing", "sharing_summary", "memory_stack", "mig_slice_map", "isolation_table",
+    for name in ("compare_sharing", "sharing_summary", "plot_gpu_memory", "mig_slice_map", "isolation_table",
                  "throughput_vs_tenants", "sharing_widget", "mig_layout_widget"):
         assert callable(getattr(gs, name))

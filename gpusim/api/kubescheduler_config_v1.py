@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .core_v1 import NodeAffinity
+
 GROUP_VERSION = "kubescheduler.config.k8s.io/v1"
 
 
@@ -127,7 +129,7 @@ class DefaultPreemptionArgs:
 class NodeAffinityArgs:
     api_version: Optional[str] = None
     kind: Optional[str] = None
-    added_affinity: Any = None
+    added_affinity: Optional[NodeAffinity] = None
 
 
 @dataclass

@@ -244,6 +244,29 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
                     yield f"{rp}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'"
                 elif r.operator in ("Exists", "DoesNotExist") and r.values:
                     yield f"{rp}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                elif r.operator in ("Gt", "Lt") and len(r.values) != 1:
+                    yield f"{rp}.values", "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"
+            for ri, r in enumerate(term.match_fields):
+                rp = (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                      f"nodeSelectorTerms[{ti}].matchFields[{ri}]")
+                yield from validate_node_field_selector_requirement(r, rp)
+
+
+def validate_node_field_selector_requirement(r, path: str) -> Errors:
+    """ValidateNodeFieldSelectorRequirement (pkg/apis/core/validation): In/NotIn with exactly one value, and the
+    only field a node can be selected by is metadata.name (a node name, i.e. a DNS subdomain)."""
+    if r.operator in ("In", "NotIn"):
+        if len(r.values) != 1:
+            yield (f"{path}.values", "Required value: must be only one value when `operator` is 'In' or 'NotIn' "
+                                     "for node field selector")
+    else:
+        yield f"{path}.operator", invalid(r.operator, "not a valid selector operator")
+    if r.key != "metadata.name":
+        yield f"{path}.key", invalid(r.key, "not a valid field selector key")
+    else:
+        for i, v in enumerate(r.values):
+            if len(v) > 253 or not DNS1123_SUBDOMAIN.match(v):
+                yield f"{path}.values[{i}]", invalid(v, DNS1123_SUBDOMAIN_MSG)
 
 
 def validate_pod(pod: Pod) -> Errors:

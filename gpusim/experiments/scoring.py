@@ -22,6 +22,13 @@ def compare_strategies(yaml_text: str, strategies: Iterable[str] = STRATEGIES, g
         out[s] = (r, fragmentation(r, t, pod_size))
     return out
 
+def gpus_used_by_weight(yaml_text: str, strategy: str, weights: Iterable[int], t: Optional[float] = None
+                        ) -> dict[int, dict[str, int]]:
+    """GPU weight → GPUs used per node at ``t`` when the scenario runs under ``strategy`` with that weight."""
+    return {w: {n: d["used"] for n, d in compare_strategies(yaml_text, [strategy], w, t)[strategy][1]["nodes"].items()}
+            for w in weights}
+
+
 def filter_score_demo(gpu_request: int = 4, used_gpus: int = 6, strategy: str = DEFAULT, gpu_weight: int = 5):
     """Run ``filter_score_scenario`` and return the Result (explain it with ``explain_pod(r, "demo")``)."""
     return run(text=filter_score_scenario(gpu_request, used_gpus, strategy, gpu_weight))

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Union
 import matplotlib.pyplot as plt
 
 from ..cluster.simulation import run
-from ..views.sharing import (MODES, format_sharing_summary, memory_stack, sharing_scenario, sharing_summary,
+from ..views.sharing import (MODES, format_sharing_summary, plot_gpu_memory, sharing_scenario, sharing_summary,
                              with_sharing_mode)
 
 Scenario = Union[None, str, Callable[[str], str]]
@@ -44,7 +44,7 @@ def sharing_widget(mode: str = "time-slicing", tenants: int = 4):
             out.clear_output(wait=True)
             cmp = compare_sharing(modes=[dd.value], tenants=n.value)
             print(format_sharing_summary(sharing_summary(cmp)))
-            memory_stack(cmp[dd.value])
+            plot_gpu_memory(cmp[dd.value])
             plt.show()
 
     dd.observe(show, names="value")

@@ -27,3 +27,13 @@ def load_errors(cases: dict[str, str]) -> dict[str, str]:
         except InputError as e:
             errors[label] = str(e)
     return errors
+
+
+def request_errors(cases: dict[str, str]) -> dict[str, str]:
+    """label → the InputError text for a one-container Pod (:func:`pod_yaml`) with each ``resources`` mapping."""
+    return load_errors({label: pod_yaml(resources) for label, resources in cases.items()})
+
+
+def format_load_errors(errors: dict[str, str]) -> str:
+    """Each case's label and, indented under it, the error ``load_errors`` collected."""
+    return "\n\n".join(f"{label}:\n  {e}" for label, e in errors.items())

@@ -148,18 +148,38 @@ class Framework:
         return Status()
 
     def run_pre_filter(self, state: CycleState, pi: PodInfo, nodes: list[NodeInfo]):
+        """RunPreFilterPlugins (framework/runtime/framework.go): ``(allowed, status, skipped, with_nodes)``.
+
+        Skip marks the plugin (its Filter is skipped too). UnschedulableAndUnresolvable stops at once;
+        Unschedulable is kept and the remaining plugins still run (kubernetes#119770), so preemption can
+        follow. A plugin's PreFilterResult (node names) is intersected with the others'; ``with_nodes`` are the
+        plugins that narrowed the nodes, and an empty intersection is UnschedulableAndUnresolvable."""
         allowed: Optional[set[str]] = None
-        skipped = set()
+        skipped: set[str] = set()
+        with_nodes: set[str] = set()
+        result = Status()
         for p in self.points["PreFilter"]:
             names, st = p.pre_filter(state, pi, nodes)
             if st.code == Code.Skip:
                 skipped.add(p.name)
                 continue
             if not st.is_success():
-                return None, st.with_plugin(p.name), skipped
-            if names is not None:
-                allowed = names if allowed is None else allowed & names
-        return allowed, Status(), skipped
+                st.with_plugin(p.name)
+                if st.code == Code.Unschedulable:
+                    result = st
+                    continue
+                return None, st, skipped, set()
+            if names is None:
+                continue
+            with_nodes.add(p.name)
+            allowed = set(names) if allowed is None else allowed & names
+            if not allowed:
+                plugins = sorted(with_nodes)
+                msg = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1 else
+                       f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+                st = Status(Code.UnschedulableAndUnresolvable, [msg], ", ".join(plugins))
+                return allowed, st, skipped, with_nodes
+        return allowed, result, skipped, with_nodes
 
     def run_filters(self, state: CycleState, pi: PodInfo, ni: NodeInfo) -> Status:
         skipped = state.get("__prefilter_skipped", set())

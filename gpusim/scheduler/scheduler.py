@@ -458,15 +458,17 @@ class Scheduler:
         if not nodes:
             return None, None, attempt
         diag = Diagnosis()
-        allowed, st, skipped = fw.run_pre_filter(state, pi, nodes)
+        allowed, st, skipped, with_nodes = fw.run_pre_filter(state, pi, nodes)
         state["__prefilter_skipped"] = skipped
+        diag.unschedulable_plugins |= with_nodes
         ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPreFilterPlugins", f"Pod {ref}",
                       "Success" if st.is_success() else st.message())
         if not st.is_success():
             for ni in nodes:
                 diag.node_to_status[ni.name] = st
             diag.pre_filter_msg = st.message()
-            diag.unschedulable_plugins.add(st.plugin)
+            if st.plugin and not with_nodes:
+                diag.unschedulable_plugins.add(st.plugin)
             attempt.statuses = {ni.name: f"{st.plugin}: {st.message()}" for ni in nodes}
             return None, FitError(pod, len(nodes), diag), attempt
         # nominated node first (schedule_one.go evaluateNominatedNode)
@@ -476,31 +478,42 @@ class Scheduler:
             if self.run_filters_with_nominated_pods(state, pi, self.nodes[nominated], fw).is_success():
                 feasible = [self.nodes[nominated]]
         n = len(nodes)
-        want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
-        if not fw.points["Score"]:
-            want = 1   # no score plugins: the first feasible node is as good as any
         if (not feasible and allowed is None and self.vectorize and not self._nominations_matter(pi)
                 and eligible(fw, state, skipped)):
-            return self._schedule_vectorized(state, pi, fw, attempt, want)
+            want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
+            return self._schedule_vectorized(state, pi, fw, attempt, want if fw.points["Score"] else 1)
         filters = self.run_filters_with_nominated_pods if self.nominator else None
         if not feasible:
-            processed = 0
-            for i in range(n):
-                ni = nodes[(self.next_start_node_index + i) % n]
-                processed += 1
-                if allowed is not None and ni.name not in allowed:
-                    s = Status(Code.UnschedulableAndUnresolvable, ["node(s) didn't satisfy plugin(s) [PreFilterResult]"])
-                    diag.node_to_status[ni.name] = s
-                    continue
+            candidates = nodes
+            if allowed is not None:
+                # findNodesThatFitPod: only the PreFilterResult's nodes that exist are filtered (in snapshot
+                # order here; upstream ranges over a set); the others share one absent-node status.
+                candidates = [ni for ni in nodes if ni.name in allowed]
+                absent = Status(Code.UnschedulableAndUnresolvable,
+                                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"],
+                                ", ".join(sorted(with_nodes)))
+                for ni in nodes:
+                    if ni.name not in allowed:
+                        diag.node_to_status[ni.name] = absent
+            m = len(candidates)
+            # findNodesThatPassFilters: the budget and the round-robin start are over the candidates
+            want = num_feasible_nodes_to_find(m, fw.spec.percentage_of_nodes_to_score or 0)
+            if not fw.points["Score"]:
+                want = 1   # no score plugins: the first feasible node is as good as any
+            rejected = 0
+            for i in range(m):
+                ni = candidates[(self.next_start_node_index + i) % m]
                 s = filters(state, pi, ni, fw) if filters is not None else fw.run_filters(state, pi, ni)
                 if s.is_success():
                     feasible.append(ni)
                     if len(feasible) >= want:
                         break
                 else:
+                    rejected += 1
                     diag.node_to_status[ni.name] = s
                     diag.unschedulable_plugins.add(s.plugin)
-            self.next_start_node_index = (self.next_start_node_index + processed) % n
+            if m:
+                self.next_start_node_index = (self.next_start_node_index + len(feasible) + rejected) % n
         attempt.statuses = {n_: f"{s.plugin}: {s.message()}" for n_, s in diag.node_to_status.items()}
         attempt.feasible = [ni.name for ni in feasible]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",

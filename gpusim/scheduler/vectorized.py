@@ -111,6 +111,8 @@ def eligible(fw, state, skipped: set[str]) -> bool:
     for p in fw.points["Filter"]:
         if p.name not in FILTERS or (p.name in SKIP_ONLY and p.name not in skipped):
             return False
+        if p.name == "NodeAffinity" and p.added_node_selector is not None:
+            return False            # the profile's addedAffinity: per-node path
     return all(p.name in SCORES for p in fw.points["Score"])
 
 

@@ -1,16 +1,17 @@
 """The architecture as data and pictures: which components gpusim simulates, how they talk to each
-other, and where the components it does not simulate (yet) plug in; and which scheduler plugin hooks
-into which extension point of a profile.
+other, and where the parts of a GPU cluster it leaves out plug in; and which scheduler plugin hooks into
+which extension point of a profile.
 
-Think of a city map where the districts gpusim has built are drawn solid and the ones still on the
-planning board are dashed: ``component_graph`` is the map (a ``networkx.DiGraph``), and
-``draw_component_graph`` draws it with hand-placed coordinates so the picture never moves.
+Think of a city map where the districts gpusim has built are drawn solid and the ones it leaves as open
+ground are dashed: ``component_graph`` is the map (a ``networkx.DiGraph``), and ``draw_component_graph``
+draws it with hand-placed coordinates so the picture never moves.
 
 Edges point from the component that makes the call (or opens the watch) to the one it calls; the edge
 ``label`` says what flows. The upstream boundaries are those of kubernetes (kube-apiserver, pkg/scheduler,
 pkg/kubelet, pkg/kubelet/cm/devicemanager, pkg/controller/job, pkg/controller/nodelifecycle), the Device
-Plugin API v1beta1 (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1), NVIDIA/k8s-device-plugin and
-NVIDIA/gpu-operator, volcano-sh/volcano, kubernetes-sigs/kueue and kubernetes-sigs/scheduler-plugins.
+Plugin API v1beta1 (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1), NVIDIA/k8s-device-plugin (with
+gpu-feature-discovery), NVIDIA/mig-parted and NVIDIA/gpu-operator, volcano-sh/volcano, kubernetes-sigs/kueue
+and kubernetes-sigs/scheduler-plugins.
 """
 from __future__ import annotations
 
@@ -30,33 +31,54 @@ EXTENSION_POINTS = ["PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilte
 GRPC_V1BETA1 = "gRPC v1beta1 (Register, ListAndWatch, GetPreferredAllocation, Allocate)"
 _GRPC_DRAWN = "gRPC v1beta1\nRegister, ListAndWatch,\nGetPreferredAllocation, Allocate"
 
-# name: (label drawn in the box, simulated, upstream, gpusim module or None, (x, y))
-COMPONENTS: dict[str, tuple[str, bool, str, Optional[str], tuple[float, float]]] = {
+# name: (label drawn in the box, simulated, upstream, gpusim module or None, (x, y), what gpusim does with it)
+COMPONENTS: dict[str, tuple[str, bool, str, Optional[str], tuple[float, float], str]] = {
     "apiserver": ("kube-apiserver", True, "kubernetes staging/src/k8s.io/apiserver",
-                  "gpusim.controlplane.apiserver", (6.8, 8.0)),
-    "kube-scheduler": ("kube-scheduler", True, "kubernetes pkg/scheduler", "gpusim.scheduler", (11.6, 9.4)),
+                  "gpusim.controlplane.apiserver", (6.8, 8.0), "object store with watches and events"),
+    "kube-scheduler": ("kube-scheduler", True, "kubernetes pkg/scheduler", "gpusim.scheduler", (11.6, 9.4),
+                       "profiles, extension points, in-tree plugins, preemption"),
+    "scheduler-plugins": ("scheduler-plugins\nCoscheduling,\nCapacityScheduling", True,
+                          "kubernetes-sigs/scheduler-plugins pkg/{coscheduling,capacityscheduling}",
+                          "gpusim.scheduler.plugins.{coscheduling,capacityscheduling}", (15.3, 8.6),
+                          "plugins enabled through a KubeSchedulerConfiguration profile"),
+    "scheduler-plugins-controllers": ("PodGroup / ElasticQuota\ncontrollers", True,
+                                      "kubernetes-sigs/scheduler-plugins pkg/controllers",
+                                      "gpusim.controllers.{podgroup,elasticquota}", (6.8, 9.7),
+                                      "PodGroup phase and ElasticQuota used"),
+    "volcano": ("Volcano: 2nd scheduler +\nJob, PodGroup, Queue controllers", True,
+                "volcano-sh/volcano pkg/scheduler, pkg/controllers", "gpusim.volcano", (11.6, 7.5),
+                "installed when a scenario uses Volcano"),
+    "kueue": ("Kueue (Job admission)", True, "kubernetes-sigs/kueue pkg/scheduler, pkg/controller",
+              "gpusim.kueue", (2.0, 6.6), "installed when a scenario uses Kueue"),
     "job-controller": ("job-controller", True, "kubernetes pkg/controller/job", "gpusim.controllers.job",
-                       (2.0, 9.4)),
+                       (2.0, 9.4), "Job → Pods, backoff, completion"),
     "node-lifecycle-controller": ("node-lifecycle-controller", True, "kubernetes pkg/controller/nodelifecycle",
-                                  "gpusim.controllers.nodelifecycle", (2.0, 8.0)),
-    "kubelet": ("kubelet", True, "kubernetes pkg/kubelet", "gpusim.node.kubelet", (6.0, 4.6)),
+                                  "gpusim.controllers.nodelifecycle", (2.0, 8.0), "taints and evictions"),
+    "kubelet": ("kubelet", True, "kubernetes pkg/kubelet", "gpusim.node.kubelet", (6.0, 4.6),
+                "admission, pod lifecycle, node status, checkpoint"),
     "device-manager": ("device manager", True, "kubernetes pkg/kubelet/cm/devicemanager",
-                       "gpusim.node.devicemanager", (6.0, 2.9)),
+                       "gpusim.node.devicemanager", (6.0, 2.9), "Register, ListAndWatch, Allocate, checkpoint"),
     "nvidia-device-plugin": ("NVIDIA device plugin", True, "NVIDIA/k8s-device-plugin",
-                             "gpusim.node.deviceplugin", (11.3, 2.9)),
-    "container-runtime": ("container runtime", True, "containerd / CRI", "gpusim.node.runtime", (2.6, 4.6)),
-    "gpus": ("GPUs (NVML)", True, "NVML, GPU hardware", "gpusim.hardware", (6.0, 0.7)),
-    # not simulated (yet)
-    "gpu-operator": ("GPU Operator", False, "NVIDIA/gpu-operator", None, (15.4, 6.6)),
-    "nvidia-driver": ("driver DaemonSet", False, "NVIDIA/gpu-operator (state-driver)", None, (15.4, 0.7)),
-    "container-toolkit": ("container toolkit", False, "NVIDIA/nvidia-container-toolkit", None, (2.6, 2.9)),
-    "gpu-feature-discovery": ("GFD", False, "NVIDIA/k8s-device-plugin (gpu-feature-discovery)", None,
-                              (15.4, 5.1)),
-    "dcgm-exporter": ("DCGM exporter", False, "NVIDIA/dcgm-exporter", None, (15.4, 3.7)),
-    "mig-manager": ("MIG manager", False, "NVIDIA/mig-parted (nvidia-mig-manager)", None, (15.4, 2.2)),
-    "volcano-scheduler": ("Volcano (2nd scheduler)", False, "volcano-sh/volcano", None, (11.6, 7.3)),
-    "kueue": ("Kueue (Job admission)", False, "kubernetes-sigs/kueue", None, (2.0, 6.6)),
-    "scheduler-plugins": ("scheduler-plugins", False, "kubernetes-sigs/scheduler-plugins", None, (15.4, 8.2)),
+                             "gpusim.node.deviceplugin", (11.3, 2.9), "whole GPUs, MIG, time-slicing, MPS"),
+    "container-runtime": ("container runtime", True, "containerd / CRI", "gpusim.node.runtime", (2.6, 4.6),
+                          "container start and exit"),
+    "gpus": ("GPUs (NVML)", True, "NVML, GPU hardware", "gpusim.hardware", (6.0, 0.7),
+             "catalog, MIG geometry, vGPU types, device memory"),
+    "gpu-feature-discovery": ("GFD", True, "NVIDIA/k8s-device-plugin (gpu-feature-discovery)", "gpusim.node.labels",
+                              (15.3, 5.1), "the nvidia.com/gpu.* and mig labels, written when nodes are created "
+                              "and after a MIG change"),
+    "mig-manager": ("MIG manager", True, "NVIDIA/mig-parted (nvidia-mig-manager)", "gpusim.node.migmanager",
+                    (15.3, 2.2), "applies nvidia.com/mig.config with mig-parted's configs"),
+    # not simulated: said in plain words in the last field
+    "gpu-operator": ("GPU Operator", False, "NVIDIA/gpu-operator", None, (15.3, 6.6),
+                     "its reconcile loop is not run; the ClusterPolicy is read as the operands' configuration "
+                     "(device-plugin config, MIG strategy) by gpusim.node.options"),
+    "nvidia-driver": ("driver DaemonSet", False, "NVIDIA/gpu-operator (state-driver)", None, (15.3, 0.7),
+                      "not simulated: every GPU has its driver from the start"),
+    "container-toolkit": ("container toolkit", False, "NVIDIA/nvidia-container-toolkit", None, (2.6, 2.9),
+                          "not simulated: Allocate's NVIDIA_VISIBLE_DEVICES stands for the devices it mounts"),
+    "dcgm-exporter": ("DCGM exporter", False, "NVIDIA/dcgm-exporter", None, (15.3, 3.7),
+                      "not simulated: gpusim.metrics computes utilisation from the run's records"),
 }
 
 # (caller, callee, label drawn, detail)
@@ -76,37 +98,45 @@ FLOWS: list[tuple[str, str, str, str]] = [
     ("kubelet", "container-runtime", "CRI",
      "CRI: RunPodSandbox, CreateContainer, StartContainer (with Allocate's envs)"),
     ("nvidia-device-plugin", "gpus", "NVML: devices, XID health", "NVML device list and XID events (health)"),
-    # where the not-yet-simulated components sit
-    ("scheduler-plugins", "kube-scheduler", "plugins", "compiled into the scheduler binary: Coscheduling, "
-     "CapacityScheduling, NodeResourceTopologyMatch at the framework's extension points"),
-    ("volcano-scheduler", "apiserver", "watch Pods/PodGroups, bind",
-     "a second scheduler: pods with schedulerName: volcano; Queue, PodGroup, Job CRDs; bind"),
+    ("scheduler-plugins", "kube-scheduler", "plugins", "compiled into the scheduler binary: Coscheduling (PodGroup "
+     "gang: QueueSort, PreFilter, PostFilter, Permit) and CapacityScheduling (ElasticQuota: PreFilter, Reserve, "
+     "PostFilter preemption) at the framework's extension points"),
+    ("scheduler-plugins-controllers", "apiserver", "watch Pods, status",
+     "watch pods of a PodGroup / an ElasticQuota's namespace; write PodGroup phase and ElasticQuota used"),
+    ("volcano", "apiserver", "watch Pods/PodGroups, bind",
+     "a second scheduler: pods with schedulerName: volcano; Queue, PodGroup, Job CRDs and their controllers; bind"),
     ("kueue", "apiserver", "watch Jobs, unsuspend",
      "admission controller for Jobs: queue-name label, Workload, quota; admits by setting suspend: false"),
+    ("gpu-feature-discovery", "apiserver", "node labels", "labels nvidia.com/gpu.product, .memory, .count, ..."),
+    ("mig-manager", "apiserver", "mig.config label, state",
+     "watch its node's nvidia.com/mig.config; write nvidia.com/mig.config.state pending/success/failed"),
+    ("mig-manager", "nvidia-device-plugin", "pause, restart",
+     "nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change stops the plugin; it restarts on the new layout"),
+    ("mig-manager", "gpus", "MIG geometry", "mig-parted applies the nvidia.com/mig.config label's MIG layout"),
     ("container-runtime", "container-toolkit", "OCI hook / CDI",
      "the runtime calls the NVIDIA container toolkit (OCI hook or CDI) with NVIDIA_VISIBLE_DEVICES"),
     ("container-toolkit", "gpus", "/dev/nvidia*", "mounts device nodes and driver libraries into the container"),
     ("nvidia-driver", "gpus", "kernel driver", "containerised kernel driver"),
-    ("gpu-feature-discovery", "apiserver", "node labels", "labels nvidia.com/gpu.product, .memory, .count, ..."),
     ("dcgm-exporter", "gpus", "DCGM metrics", "DCGM_FI_* metrics per GPU"),
     ("dcgm-exporter", "kubelet", "PodResources", "PodResourcesLister.List on pod-resources/kubelet.sock: GPU → pod"),
-    ("mig-manager", "gpus", "MIG geometry", "mig-parted applies the nvidia.com/mig.config label's MIG layout"),
 ] + [("gpu-operator", c, "deploys", "ClusterPolicy operand (DaemonSet)")
      for c in ("nvidia-driver", "container-toolkit", "nvidia-device-plugin", "gpu-feature-discovery",
                "dcgm-exporter", "mig-manager")]
 
 # where along an edge (fraction from the caller) its label sits, where the middle is crowded
 LABEL_AT = {("gpu-feature-discovery", "apiserver"): 0.3, ("dcgm-exporter", "kubelet"): 0.35,
-            ("gpu-operator", "nvidia-device-plugin"): 0.3}
+            ("gpu-operator", "nvidia-device-plugin"): 0.3, ("mig-manager", "apiserver"): 0.62,
+            ("mig-manager", "nvidia-device-plugin"): 0.45}
 
 
 def component_graph(result=None) -> nx.DiGraph:
-    """The simulated components and their upstream boundaries, plus (``simulated=False``) where GPU
-    Operator, Volcano, Kueue and scheduler-plugins sit. With a ``result``, the scheduler node lists
-    that run's profiles and the kubelet node its node names."""
+    """The simulated components and their upstream boundaries, plus (``simulated=False``) where the GPU
+    Operator and the operands gpusim leaves out (driver, container toolkit, DCGM exporter) sit; each node's
+    ``note`` says what gpusim does with it. With a ``result``, the scheduler node lists that run's profiles
+    and the kubelet node its node names."""
     g = nx.DiGraph(name="gpusim components")
-    for name, (label, simulated, upstream, module, pos) in COMPONENTS.items():
-        g.add_node(name, label=label, simulated=simulated, upstream=upstream, module=module, pos=pos)
+    for name, (label, simulated, upstream, module, pos, note) in COMPONENTS.items():
+        g.add_node(name, label=label, simulated=simulated, upstream=upstream, module=module, pos=pos, note=note)
     for a, b, label, detail in FLOWS:
         g.add_edge(a, b, label=label, detail=detail, deploys=label == "deploys")
     for a, b in (("device-manager", "nvidia-device-plugin"), ("nvidia-device-plugin", "device-manager")):
@@ -126,12 +156,25 @@ def component_graph(result=None) -> nx.DiGraph:
 
 
 def component_table(g: nx.DiGraph) -> str:
-    """One line per component: simulated or not, upstream, gpusim module."""
+    """One line per component: simulated or not, upstream, gpusim module (simulated ones first)."""
     from .kubectl import _table
     rows = [["COMPONENT", "SIMULATED", "UPSTREAM", "GPUSIM MODULE"]]
-    for name, d in g.nodes(data=True):
+    for name, d in sorted(g.nodes(data=True), key=lambda nd: not nd[1]["simulated"]):
         rows.append([name, "yes" if d["simulated"] else "no", d["upstream"], d["module"] or "-"])
     return _table(rows)
+
+
+def unsimulated_components(g: nx.DiGraph) -> str:
+    """The components gpusim does not simulate, one markdown bullet each, in plain words."""
+    return "\n".join(f"- **{d['label']}** (`{d['upstream']}`): {d['note']}"
+                      for _, d in g.nodes(data=True) if not d["simulated"])
+
+
+def component_layers(g: nx.DiGraph) -> dict[str, str]:
+    """Each simulated component's layer of gpusim/layers.py (the package of its gpusim module)."""
+    from ..layers import LAYERS
+    layer_of = {pkg: layer.name for layer in LAYERS for pkg in layer.packages}
+    return {name: layer_of[d["module"].split(".")[1]] for name, d in g.nodes(data=True) if d["module"]}
 
 
 def _box(ax, xy, text, simulated):
@@ -192,7 +235,7 @@ def draw_component_graph(g: nx.DiGraph, ax=None):
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9))
     ax.axis("off")
     ax.legend(handles=[Patch(facecolor="#dbe9f6", edgecolor="#1f4e79", label="simulated by gpusim"),
-                       Patch(facecolor="#f4f4f4", edgecolor="grey", linestyle="--", label="not simulated (yet)"),
+                       Patch(facecolor="#f4f4f4", edgecolor="grey", linestyle="--", label="not simulated"),
                        Line2D([], [], color="silver", linestyle=":", label="GPU Operator deploys")],
               loc="lower left", bbox_to_anchor=(0.045, 0.03), fontsize=7, framealpha=1)
     ax.set_title("gpusim components (solid) and where the rest of the GPU stack plugs in (dashed)")
@@ -244,6 +287,11 @@ def extension_point_map(profile_spec) -> list[dict[str, Any]]:
         row["weight"] = profile_spec.weights.get(name, 1) if "Score" in points else None
         rows.append(row)
     return rows
+
+
+def extension_points_of(profile_spec, plugin: str) -> list[str]:
+    """The extension points ``plugin`` hooks into in this profile, in execution order ([] if it is not enabled)."""
+    return next((r["points"] for r in extension_point_map(profile_spec) if r["plugin"] == plugin), [])
 
 
 def format_extension_point_map(profile_spec) -> str:

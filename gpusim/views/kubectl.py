@@ -56,6 +56,22 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
+def pod_json(result, name: str, namespace: str = "default") -> dict:
+    """One pod's record in ``to_json`` (the ``-o json`` contract): phase, reason, nodeName, devices, createdAt,
+    scheduledAt, startedAt, finishedAt."""
+    for p in to_json(result)["pods"]:
+        if (p["namespace"], p["name"]) == (namespace, name):
+            return p
+    raise KeyError(f"no pod {namespace}/{name} in this run")
+
+
+def scheduled_by(result, name: str, namespace: str = "default"):
+    """Which scheduler bound the pod: the ``From`` (source) of its ``Scheduled`` event, e.g.
+    ``default-scheduler`` or ``volcano``; None when it was never scheduled."""
+    return next((e.source for e in result.events.for_object("Pod", namespace, name) if e.reason == "Scheduled"),
+                None)
+
+
 def get_pods(result, wide: bool = False) -> str:
     now = result.end
     head = ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] + (["IP", "NODE", "NOMINATED NODE", "READINESS GATES"] if wide else [])

@@ -188,6 +188,9 @@ def _draw_attempt(a, number: int, ax):
         color = f"C{_SCORE_PLUGINS.index(p)}" if p in _SCORE_PLUGINS else f"C{6 + plugins.index(p) % 4}"
         ax.bar(range(len(nodes)), vals, 0.6, bottom=bottom, color=color, edgecolor="black", linewidth=0.4,
                label=f"{p}")
+        for i, (b, v) in enumerate(zip(bottom, vals)):   # each plugin's weighted score, where it fits
+            if v >= 25:
+                ax.text(i, b + v / 2, str(v), ha="center", va="center", fontsize=7, color="white")
         bottom = [b + v for b, v in zip(bottom, vals)]
     top = max(bottom, default=0) or 100
     for i, n in enumerate(nodes):
@@ -221,6 +224,41 @@ def score_bars(result, pod: str, attempt: int = -1, ax=None, namespace: str = "d
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 3.6))
     return _draw_attempt(a, number, ax)
+
+
+def compare_score_bars(comparison: dict, pod: str, attempt: int = -1, namespace: str = "default"):
+    """:func:`score_bars` of the same pod's attempt in each run of a comparison (``{label: (result, ...)}``),
+    side by side, each panel titled with its label. Returns the Figure."""
+    fig, axes = plt.subplots(1, len(comparison), figsize=(6 * len(comparison), 3.6), squeeze=False)
+    for ax, (label, (result, *_)) in zip(axes[0], comparison.items()):
+        number, a = _attempt(result, pod, attempt, namespace)
+        _draw_attempt(a, number, ax)
+        gpus = next(p for p in result.pods() if p.metadata.name == pod).spec.containers[0].resources.limits.get(
+            NVIDIA_GPU, 0)
+        ax.set_title(f"{label}: pod {pod} ({gpus} GPUs) at {ts(a.time)}")
+    fig.tight_layout()
+    return fig
+
+
+def explain_runs(comparison: dict, pod: str, namespace: str = "default") -> str:
+    """:func:`explain_pod` of one pod in each run of a comparison, each under ``== <label>``."""
+    return "\n\n".join(f"== {label}\n{explain_pod(result, pod, namespace)}"
+                        for label, (result, *_) in comparison.items())
+
+
+def with_node_name_affinity(yaml_text: str, pod: str, nodes: Iterable[str]) -> str:
+    """The scenario with ``pod`` restricted to ``nodes`` by required node affinity on the node's name: one
+    ``matchFields: [{key: metadata.name, operator: In, values: [<node>]}]`` term per node (the terms are ORed;
+    the apiserver allows one value per field requirement). NodeAffinity's PreFilter turns these into the set
+    of nodes the scheduler filters."""
+    docs = [d for d in yaml.safe_load_all(yaml_text) if d]
+    target = next((d for d in docs if d.get("kind") == "Pod" and d["metadata"]["name"] == pod), None)
+    if target is None:
+        raise ValueError(f"no Pod {pod} in the scenario")
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in nodes]
+    target["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                                   {"nodeSelectorTerms": terms}}}
+    return _dump(docs)
 
 
 def attempt_text(result, a) -> str:

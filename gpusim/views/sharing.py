@@ -46,8 +46,8 @@ def mig_max_instances(model: Union[str, GPUModel]) -> int:
     return max(p.max_count for p in mig.profiles(model) if p.compute_slices == 1)
 
 
-# Facts gpusim does not model, from the node-side reference §9.1 (operator's default-vgpu-devices-config:
-# FB / smallest C-series type) and §9.2 (HAMi helm values). Keyed by catalog model.
+# vGPU: the operator's default-vgpu-devices-config (FB / smallest C-series type), node-side reference §9.1;
+# HAMi: its helm values (deviceSplitCount), §9.2. Keyed by catalog model.
 def _vgpu_max_per_gpu() -> dict[str, int]:
     """Most time-sliced C-series vGPUs per GPU model (the smallest framebuffer type), from gpusim.hardware.vgpu."""
     from ..hardware import vgpu
@@ -67,8 +67,8 @@ def isolation_table() -> list[dict[str, Any]]:
     Keys: ``mechanism``, ``memory_isolation``, ``fault_isolation``, ``compute_qos``, ``max_tenants`` (catalog
     model → tenants per GPU; None = no upper bound), ``gpus`` (catalog models that support it),
     ``k8s_resource``, ``reconfiguration``, ``in_gpusim``. Tenant limits and GPU lists are computed from the
-    catalog and gpusim's rules where gpusim knows them (MPS cap, MIG profiles); vGPU and HAMi come from the
-    reference because gpusim does not simulate them.
+    catalog and gpusim's rules: the MPS cap, the MIG profiles, the vGPU types of gpusim.hardware.vgpu and
+    HAMi's default deviceSplitCount (gpusim.api.hami).
     """
     models = list(CATALOG.values())
     every = [m.name for m in models]
@@ -94,12 +94,12 @@ def isolation_table() -> list[dict[str, Any]]:
          "max_tenants": {n: mig_max_instances(n) for n in migs}, "gpus": migs,
          "k8s_resource": "`nvidia.com/gpu` (single) or `nvidia.com/mig-<profile>` (mixed)",
          "reconfiguration": "mig-manager: evict GPU clients, GPU reset (maybe reboot)",
-         "in_gpusim": "geometry, resources, labels"},
+         "in_gpusim": "geometry, resources, labels, mig-manager"},
         {"mechanism": "vGPU (C-series)", "memory_isolation": "fixed framebuffer per VM",
          "fault_isolation": "per VM", "compute_qos": "Best Effort / Equal Share / Fixed Share scheduler",
          "max_tenants": {n: VGPU_MAX_PER_GPU[n] for n in every if n in VGPU_MAX_PER_GPU},
          "gpus": [n for n in every if n in VGPU_MAX_PER_GPU],
-         "k8s_resource": "a VM sees a whole vGPU (KubeVirt)",
+         "k8s_resource": "`nvidia.com/gpu` inside a VM node (vGPU guest driver)",
          "reconfiguration": "change vGPU type: VM restart; policy: vGPU Manager restart",
          "in_gpusim": "time-sliced types: framebuffer cap (NodePool spec.gpu.vgpu)"},
         {"mechanism": "HAMi", "memory_isolation": "software limit (libvgpu.so intercepts CUDA)",
@@ -253,6 +253,145 @@ def sharing_scenario(mode: str = "time-slicing", tenants: int = 4, model: str = 
     return with_sharing_mode(yaml.safe_dump_all(docs, sort_keys=False), mode, max(2, tenants))
 
 
+def time_slicing_scenario(gpus: int = 8, replicas: int = 4, rename_by_default: bool = False,
+                          model: str = "A100-SXM4-80GB") -> str:
+    """One GPU node whose device plugin is configured for time-slicing as the GPU Operator does it (ClusterPolicy
+    ``devicePlugin.config`` → ConfigMap key picked by the node label ``nvidia.com/device-plugin.config``)."""
+    config = (f"version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: {str(rename_by_default).lower()}\n"
+              f"    resources:\n    - name: nvidia.com/gpu\n      replicas: {replicas}\n")
+    docs = [
+        {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},
+         "spec": {"devicePlugin": {"config": {"name": "time-slicing-config", "default": "any"}}}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "time-slicing-config",
+                                                               "namespace": "gpu-operator"},
+         "data": {"any": config}},
+        {"apiVersion": "gpusim.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "a100"},
+         "spec": {"count": 1, "gpu": {"model": model, "count": gpus}}}]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def vgpu_scenario(vgpu_type: str = "A100D-10C", model: str = "A100-SXM4-80GB") -> str:
+    """Two Kubernetes nodes that are VMs with one NVIDIA vGPU each (NodePool ``gpu.vgpu``), and two training pods
+    (restartPolicy Never, 5 minutes): ``fits`` holds 9Gi, ``grows`` grows from 8Gi to 12Gi over 4 minutes."""
+    def pod(name: str, memory: str, growth: str = "") -> dict:
+        ann = {"gpusim.io/duration": "5m", "gpusim.io/gpu-memory": memory}
+        if growth:
+            ann["gpusim.io/gpu-memory-growth"] = growth
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": ann},
+                "spec": {"restartPolicy": "Never", "containers": [
+                    {"name": "train", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
+                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    docs = [{"apiVersion": "gpusim.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "vm"},
+             "spec": {"count": 2, "gpu": {"model": model, "count": 1, "vgpu": {"type": vgpu_type}}}},
+            pod("fits", "9Gi"), pod("grows", "8Gi", "12Gi/4m")]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+HAMI_SCHEDULER = "hami-scheduler"
+
+
+def hami_scenario(extra_gpumem: Optional[int] = None, model: str = "A100-SXM4-40GB") -> str:
+    """One node labelled ``gpu=on`` (HAMi's device plugin) with one GPU, a ``hami-scheduler`` profile running the
+    HAMi plugin, and three pods that each ask for ``nvidia.com/gpumem: 10000`` (MiB) and ``gpucores: 30`` of the
+    same GPU: ``svc-0`` and ``svc-1`` hold 8Gi, ``greedy`` grows from 8Gi to 12Gi over 10 minutes. With
+    ``extra_gpumem``, a fourth pod ``late`` asks for that much memory at 60s."""
+    def pod(name: str, gpumem: int, growth: str = "", at: str = "0s") -> dict:
+        ann = {"gpusim.io/submit-at": at, "gpusim.io/duration": "30m", "gpusim.io/gpu-memory": "8Gi"}
+        if growth:
+            ann["gpusim.io/gpu-memory-growth"] = growth
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": ann},
+                "spec": {"schedulerName": HAMI_SCHEDULER, "restartPolicy": "Never", "containers": [
+                    {"name": "infer", "image": "vllm/vllm-openai:v0.6.3", "resources": {"limits": {
+                        "nvidia.com/gpu": 1, "nvidia.com/gpumem": gpumem, "nvidia.com/gpucores": 30}}}]}}
+    docs = [{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [
+                {"schedulerName": HAMI_SCHEDULER, "plugins": {"multiPoint": {"enabled": [{"name": "HAMi"}]}},
+                 "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": [
+                     "nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores"]}}]}]},
+            {"apiVersion": "gpusim.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "hami"},
+             "spec": {"count": 1, "labels": {"gpu": "on"}, "gpu": {"model": model, "count": 1}}},
+            pod("svc-0", 10000), pod("svc-1", 10000), pod("greedy", 10000, "12Gi/10m")]
+    if extra_gpumem is not None:
+        docs.append(pod("late", extra_gpumem, at="60s"))
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def hami_allocations(result) -> str:
+    """Per pod: the GPU, memory (MiB) and cores (%) HAMi's scheduler wrote in ``hami.io/vgpu-devices-allocated``,
+    and the pod's phase."""
+    from ..api.hami import ANN_ALLOCATED, decode_pod_devices
+    from .kubectl import _table
+    rows = [["POD", "GPU", "GPUMEM (MiB)", "GPUCORES (%)", "PHASE"]]
+    for pod in sorted(result.pods(), key=lambda p: p.metadata.name):
+        devices = [d for c in decode_pod_devices(pod.metadata.annotations.get(ANN_ALLOCATED, "")) for d in c]
+        for uuid, mem, cores in devices or [("-", "-", "-")]:
+            rows.append([pod.metadata.name, str(uuid), str(mem), str(cores), pod.status.phase or "Pending"])
+    return _table(rows)
+
+
+def gpu_labels(result, node: Optional[str] = None, keys: Optional[Iterable[str]] = None) -> str:
+    """``key=value`` lines of a node's ``nvidia.com/`` labels (GFD's, the device-plugin config), or of ``keys``."""
+    n = next(x for x in result.nodes() if node is None or x.metadata.name == node)
+    labels = n.metadata.labels
+    wanted = list(keys) if keys is not None else sorted(k for k in labels if k.startswith("nvidia.com/"))
+    return "\n".join(f"{k}={labels[k]}" for k in wanted if k in labels)
+
+
+def mps_max_clients_table(models: Iterable[str] = ("A100-SXM4-80GB", "T4", "V100-SXM2-32GB")) -> str:
+    """One line per GPU model: its compute capability and :func:`mps_max_clients`."""
+    return "\n".join(f"{m:16} compute {gpu_model(m).compute[0]}.{gpu_model(m).compute[1]}  MPS max clients: "
+                      f"{mps_max_clients(m)}" for m in models)
+
+
+def plot_mig_layouts(model: Union[str, GPUModel], requests: Sequence[Sequence[str]]):
+    """:func:`mig_slice_map` of each request (a list of profiles), one row each. Returns the Figure."""
+    fig, axes = plt.subplots(len(requests), 1, figsize=(9, 1.9 * len(requests)), squeeze=False)
+    for ax, req in zip(axes[:, 0], requests):
+        mig_slice_map(model, list(req), ax=ax)
+    fig.tight_layout()
+    return fig
+
+
+def mig_placement_error(model: Union[str, GPUModel], profiles) -> Optional[mig.MigPlacementError]:
+    """The ``MigPlacementError`` :func:`gpusim.hardware.mig.place` raises for these profiles, or None if they fit."""
+    try:
+        mig.place(model, profiles)
+    except mig.MigPlacementError as e:
+        return e
+    return None
+
+
+def mig_placement_report(model: Union[str, GPUModel], requests: Sequence) -> str:
+    """One line per request (a list of profiles or ``{profile: count}``): the layout :func:`mig.place` finds,
+    drawn as ``[slices profile]``, or the ``MigPlacementError`` saying why it does not fit."""
+    lines = []
+    for req in requests:
+        err = mig_placement_error(model, req)
+        lines.append(f"MigPlacementError: {err}" if err else mig.place(model, req).diagram())
+    return "\n".join(lines)
+
+
+def mig_strategy_report(model: str = "A100-SXM4-80GB", mixed: Sequence[str] = ("4g.40gb", "3g.40gb"),
+                        single: str = "1g.10gb") -> str:
+    """What a one-GPU node advertises under each MIG strategy (``mig.resource_names``) for a two-profile layout
+    (``mixed``) and a one-profile layout (``single`` × its max count), what ``single`` says about two
+    profiles, and the GFD labels of each case (``mig.gfd_labels``)."""
+    two = mig.place(model, list(mixed))
+    one = mig.place(model, {single: mig.profile(model, single).max_count})
+    lines = [f"{strategy:6} {mig.resource_names(strategy, model, [gpus])}"
+             for strategy, gpus in (("none", two), ("single", one), ("mixed", two))]
+    try:
+        mig.resource_names("single", model, [two])
+    except mig.MigStrategyError as e:
+        lines.append(f"single with {' + '.join(mixed)}: {e}")
+    lines.append("")
+    lines += [f"{k}={v}" for k, v in mig.gfd_labels("single", model, [one]).items()
+              if k.startswith("nvidia.com/gpu.") and k.split(".", 2)[2] in ("product", "count", "memory",
+                                                                              "multiprocessors")]
+    lines += [f"{k}={v}" for k, v in mig.gfd_labels("mixed", model, [two]).items()
+              if k.startswith("nvidia.com/mig-") and k.endswith((".count", ".memory"))]
+    return "\n".join(lines)
+
+
 def oom_records(result, node: Optional[str] = None, gpu_index: Optional[int] = None) -> list:
     """Trace records of CUDA out-of-memory failures (function ``cuda.cudaMalloc``)."""
     recs = [x for x in result.trace.records if x.function == OOM_FUNCTION]
@@ -276,6 +415,19 @@ def sharing_summary(comparison: dict) -> list[dict[str, Any]]:
                      "pending": sum(p.status.phase in ("", "Pending") for p in pods),
                      "first_oom": min((x.time for x in recs), default=None)})
     return rows
+
+
+def sharing_summary_by_mode(comparison: dict) -> dict[str, dict[str, Any]]:
+    """:func:`sharing_summary` keyed by mode."""
+    return {row["mode"]: row for row in sharing_summary(comparison)}
+
+
+def oom_instants(result, node: Optional[str] = None, gpu_index: Optional[int] = None) -> list[tuple[float, list[str]]]:
+    """``[(time, [pod, ...])]``: the instants of CUDA out-of-memory failures and the pods that failed at each."""
+    out: dict[float, list[str]] = {}
+    for r in oom_records(result, node, gpu_index):
+        out.setdefault(r.time, []).append(r.object.split("/", 1)[-1])
+    return sorted((t, sorted(pods)) for t, pods in out.items())
 
 
 def format_sharing_summary(rows: list[dict[str, Any]]) -> str:
@@ -320,32 +472,75 @@ def memory_timeline(result, node: str, gpu_index: int) -> list[tuple[float, dict
     return out
 
 
-def memory_stack(result, node: Optional[str] = None, gpu_index: int = 0, ax=None):
-    """Stacked GPU memory of each pod on one GPU over time (``memory_timeline``), the GPU's memory as a line
-    (and, under MPS, the per-client pinned limit dashed), OOM instants as red ticks. Returns the axes."""
-    node = node or next(iter(result.kubelets))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(9, 3.4))
-    samples = memory_timeline(result, node, gpu_index)
-    pods = sorted({p for _, vals in samples for p in vals}, key=lambda s: (len(s), s))
-    ts = [t for t, _ in samples]
-    if samples:
-        ax.stackplot(ts, [[vals.get(p, 0.0) / 1024 for _, vals in samples] for p in pods], labels=pods, alpha=0.8)
+def _steps(tl: list[tuple[float, dict[str, float]]]) -> list[tuple[float, dict[str, float]]]:
+    """Usage is linear between samples only for pods present in both; a pod that starts at a sample
+    appears there as a jump (insert the sample without it first), not as a ramp from the one before."""
+    out: list[tuple[float, dict[str, float]]] = []
+    for t, v in tl:
+        if out and set(v) - set(out[-1][1]):
+            prev = out[-1][1]
+            out.append((t, {p: x for p, x in v.items() if p in prev}))
+        out.append((t, v))
+    return out
+
+
+def plot_gpu_memory(result, node: Optional[str] = None, gpus: Optional[list[int]] = None):
+    """Device memory over time on ``node`` (default: the first node with GPU memory), one panel per GPU index
+    in ``gpus`` (default: every GPU that held memory). Where the GPU is one pool of memory (whole GPUs,
+    time-slicing) the pods are stacked, the top being what the GPU holds; under MPS, where every client has
+    its own pinned limit, one line per pod with that limit dashed (a stack would suggest the clients share
+    it). The GPU's memory is a solid line, each ``CUDA error: out of memory`` a red ×. Returns the Figure.
+    Lab 01 (gpusim.labs.plot_gpu_memory) and chapter 02.2 draw with it."""
+    if node is None:
+        node = next((n for n in sorted(result.kubelets) if result.gpu_memory(n) is not None), None)
+        if node is None:
+            raise ValueError("no node with GPU memory in this run")
     mem = result.gpu_memory(node)
-    strategy = mem.strategy if mem is not None else "none"
-    if mem is not None:
-        ax.axhline(mem.total_mib / 1024, color="black", lw=1.2, label=f"GPU memory {mem.total_mib / 1024:g} GiB")
-        if strategy == "mps":
-            ax.axhline(mem.client_limit_mib / 1024, color="black", lw=1, ls="--",
-                       label=f"MPS pinned limit {mem.client_limit_mib / 1024:g} GiB")
-    for i, t in enumerate(sorted({x.time for x in oom_records(result, node, gpu_index)})):
-        ax.axvline(t, color="red", lw=1, ls=":", label="OOM" if i == 0 else None)
-    ax.set_xlim(0, result.end)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("GPU memory (GiB)")
-    ax.set_title(f"{node} GPU {gpu_index}: memory per pod ({strategy})")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    return ax
+    by_index = {g.index: g for g in mem.gpus.values()}
+    if gpus is None:
+        gpus = sorted(i for i, g in by_index.items() if g.history) or sorted(by_index)[:1]
+    fig, axes = plt.subplots(1, len(gpus), sharey=True, squeeze=False,
+                             figsize=(9 if len(gpus) == 1 else min(4 * len(gpus), 14), 3.5))
+    pods = sorted({u.pod for i in gpus for u in by_index[i].history})
+    colors = {p: plt.cm.tab10(k % 10) for k, p in enumerate(pods)}
+    for ax, idx in zip(axes[0], gpus):
+        tl = _steps(memory_timeline(result, node, idx))
+        xs = [t for t, _ in tl] or [0.0, result.end]
+        if mem.strategy == "mps":   # limits are per process: one line per pod (gaps while it is down);
+            # clients holding the same amount would hide one another: earlier pods are drawn wider, so
+            # coinciding lines show as nested stripes
+            for k, p in enumerate(pods):
+                ax.plot(xs, [v.get(p, float("nan")) for _, v in tl] or [float("nan")] * 2, color=colors[p],
+                        lw=2 + 2.5 * (len(pods) - 1 - k), label=p, solid_capstyle="butt")
+        elif pods:                  # one pool of memory: stack the pods, the top is what the GPU holds
+            ys = [[v.get(p, 0.0) for _, v in tl] or [0.0, 0.0] for p in pods]
+            ax.stackplot(xs, ys, labels=pods, colors=[colors[p] for p in pods], alpha=0.8)
+        ax.axhline(mem.total_mib, color="black", lw=1.2, label=f"GPU memory {mem.total_mib} MiB")
+        if mem.strategy == "mps":
+            ax.axhline(mem.client_limit_mib, color="black", lw=1, ls="--",
+                       label=f"MPS limit per client {mem.client_limit_mib} MiB")
+        component = f"gpu/{node}/{idx}"
+        ooms = [r for r in result.trace.records if r.function == OOM_FUNCTION and r.component == component]
+        if ooms:
+            # time-slicing: the GPU as a whole ran out; otherwise the one process hit its own limit
+            ys_oom = [mem.total_mib if mem.strategy == "time-slicing" else float(r.details.get("process_mib", 0))
+                      for r in ooms]
+            ax.scatter([r.time for r in ooms], ys_oom,
+                       marker="x", color="red", s=40, zorder=5, label="CUDA OOM")
+        ax.set_title(f"{node} GPU {idx} ({mem.strategy})")
+        ax.set_xlabel("time (s)")
+        ax.set_xlim(0, result.end)
+    axes[0][0].set_ylabel("device memory (MiB)")
+    axes[0][0].set_ylim(0, mem.total_mib * 1.12)
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 # --- throughput vs tenants: an illustrative model ------------------------------------------------------
@@ -422,6 +617,17 @@ def plot_throughput(model: Optional[dict] = None, axes=None, title: str = "", **
 
 
 # --- widgets -------------------------------------------------------------------------------------------
+
+def plot_throughput_by_demand(demands: Sequence[float] = (1.0, 0.25), **kwargs: Any):
+    """:func:`plot_throughput` once per tenant demand, one row each (per-tenant left, aggregate right)."""
+    names = {1.0: "compute-bound", 0.25: "small batches"}
+    fig, axes = plt.subplots(len(demands), 2, figsize=(10, 3.2 * len(demands)), squeeze=False)
+    for row, demand in zip(axes, demands):
+        plot_throughput(throughput_vs_tenants(demand=demand, **kwargs), axes=row)
+        row[0].set_title(f"Per-tenant share ({names.get(demand, 'demand')}, demand={demand:g})")
+    fig.tight_layout()
+    return fig
+
 
 def mig_layout_widget(model: str = "A100-SXM4-80GB", counts: Optional[dict[str, int]] = None):
     """Pick a MIG-capable GPU and how many instances of each profile: the placement (or why it is invalid)

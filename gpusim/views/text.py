@@ -13,3 +13,9 @@ def trace_table(result, component: str | None = None, obj: str | None = None) ->
             continue
         lines.append(f"{t(r.time):>10.3f}  {r.component:<34} {r.function:<58} {r.object:<34} {r.result}")
     return "\n".join(lines)
+
+
+def trace_functions(result, obj: str | None = None, component: str | None = None) -> list[str]:
+    """The upstream functions of the trace records, in order (optionally of one object / component prefix)."""
+    return [r.function for r in result.trace.records
+            if (obj is None or r.object == obj) and (component is None or r.component.startswith(component))]

@@ -27,14 +27,15 @@ class Handle:
 
 
 def framework(ctx: Any, name: str, filters: list[str], scores: dict[str, int],
-              args: Optional[dict] = None) -> tuple[Framework, Handle]:
-    """A profile running ``filters`` (with their PreFilters) and ``scores`` (plugin → weight)."""
+              args: Optional[dict] = None, pre_filters: Optional[list[str]] = None) -> tuple[Framework, Handle]:
+    """A profile running ``filters`` and ``scores`` (plugin → weight); the PreFilters run are those of
+    ``pre_filters`` (default: every filter that has one)."""
     from ..scheduler.registry import in_tree_registry
     reg = in_tree_registry()
     probes = {n: reg[n](None, None) for n in [*filters, *scores]}
     points = {
         "QueueSort": ["PrioritySort"],
-        "PreFilter": [n for n in filters if hasattr(probes[n], "pre_filter")],
+        "PreFilter": [n for n in (filters if pre_filters is None else pre_filters) if hasattr(probes[n], "pre_filter")],
         "Filter": list(filters),
         "PreScore": [n for n in scores if hasattr(probes[n], "pre_score")],
         "Score": list(scores),
@@ -56,7 +57,7 @@ class PodState:
 
 def pre_filter(fw: Framework, ps: PodState, nodes: list) -> tuple[Optional[set], Status]:
     if ps.pre_filter is None:
-        allowed, st, skipped = fw.run_pre_filter(ps.state, ps.pi, nodes)
+        allowed, st, skipped, _ = fw.run_pre_filter(ps.state, ps.pi, nodes)
         ps.state["__prefilter_skipped"] = skipped
         ps.pre_filter = (allowed, st)
     return ps.pre_filter

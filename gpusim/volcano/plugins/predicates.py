@@ -11,6 +11,9 @@ from ..k8s import PodState, framework, pre_filter
 NAME = "predicates"
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "PodTopologySpread",
            "InterPodAffinity"]
+# OnSessionOpen's PrePredicateFn runs the PreFilter of these only: NodeAffinity's Filter is called without its
+# PreFilter (so a matchFields node name narrows nothing and every other node fails the Filter).
+PRE_FILTERS = ["NodePorts", "PodTopologySpread", "InterPodAffinity"]
 
 
 class Predicates:
@@ -23,7 +26,7 @@ class Predicates:
 
     def on_session_open(self, ssn) -> None:
         if NAME not in ssn.k8s_cache:
-            ssn.k8s_cache[NAME] = framework(ssn.cache.ctx, "volcano", FILTERS, {})
+            ssn.k8s_cache[NAME] = framework(ssn.cache.ctx, "volcano", FILTERS, {}, pre_filters=PRE_FILTERS)
         self.fw, self.handle = ssn.k8s_cache[NAME]
         self.handle.nodes = {n.name: n.ni for n in ssn.nodes.values()}
         states: dict[str, PodState] = {}
