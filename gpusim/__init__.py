@@ -40,8 +40,9 @@ from .views.text import trace_table
 # Plotting and widget views import matplotlib and ipywidgets; they load on first use (PEP 562), so the
 # command line starts fast.
 _LAZY = {
-    "gpusim.views.plots": ["gpu_gantt", "lifecycle_chart", "state_at"],
-    "gpusim.views.widgets": ["timeline_slider"],
+    "gpusim.views.plots": ["gpu_gantt", "lifecycle_chart", "state_at", "node_incidents", "lifecycle_messages",
+                           "timeline_instants", "format_state_at", "plot_state_at"],
+    "gpusim.views.widgets": ["timeline_slider", "timeline_options"],
     "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
                                   "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
                                   "layer_table", "draw_layers"],

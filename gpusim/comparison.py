@@ -429,33 +429,58 @@ def describe(m: Measured) -> str:
     ])
 
 
-def plot_outcomes(rows: list[Measured], axes: Any = None, labels: Optional[Sequence[str]] = None) -> Any:
-    """Two bar charts per policy: team B's wait (mean bar, max marker, minutes) and wasted GPU-hours;
-    ``labels`` names the bars (default: the policies)."""
-    import matplotlib.pyplot as plt
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+def outcome_bars(rows: list[Measured], labels: Optional[Sequence[str]] = None) -> list[dict]:
+    """What :func:`plot_outcomes` draws, per run: ``label``, team B's ``wait_mean`` / ``wait_max`` (minutes, None
+    when no Job was ever served), ``never`` (B Jobs never served) and ``wasted`` GPU-hours."""
     names = list(labels) if labels is not None else [m.policy for m in rows]
     if len(names) != len(rows):
         raise ValueError(f"{len(names)} labels for {len(rows)} runs")
-    x = list(range(len(rows)))
-    mean = [(m.b_wait_mean or 0.0) / 60 for m in rows]
+    return [{"label": n, "wait_mean": None if m.b_wait_mean is None else m.b_wait_mean / 60,
+             "wait_max": None if m.b_wait_max is None else m.b_wait_max / 60, "never": m.b_unserved,
+             "wasted": m.wasted_gpu_hours} for n, m in zip(names, rows)]
+
+
+def _fmt_min(minutes: float) -> str:
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.0f} min"
+
+
+def plot_outcomes(rows: list[Measured], axes: Any = None, labels: Optional[Sequence[str]] = None) -> Any:
+    """Two bar charts per run: team B's wait (bar: mean, ▼: max, minutes, the value written on each bar) and
+    team A's wasted GPU-hours. A run where some of B's Jobs were never served gets a hatched bar to the top of
+    the axes (the wait is at least the rest of the run, off the chart), labelled with how many; ``labels``
+    names the bars (default: the policies)."""
+    import matplotlib.pyplot as plt
+    bars = outcome_bars(rows, labels)
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    x = list(range(len(bars)))
+    finite = [v for b in bars for v in (b["wait_mean"], b["wait_max"]) if v is not None]
+    top = 1.3 * max(finite + [1.0])
     ax = axes[0]
-    bars = ax.bar(x, mean, color="#6baed6")
-    ax.plot(x, [(m.b_wait_max or 0.0) / 60 for m in rows], "v", color="black", label="max")
-    for b, m in zip(bars, rows):
-        if m.b_unserved:
-            ax.annotate(f"{m.b_unserved} never", (b.get_x() + b.get_width() / 2, b.get_height()),
-                        ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, names)
+    for i, b in enumerate(bars):
+        if b["wait_mean"] is not None:
+            ax.bar(i, b["wait_mean"], color="#6baed6")
+            ax.text(i, max(b["wait_mean"], b["wait_max"] or 0.0) + 0.03 * top, _fmt_min(b["wait_mean"]),
+                    ha="center", va="bottom", fontsize=8)
+        if b["wait_max"] is not None:
+            ax.plot(i, b["wait_max"], "v", color="black")
+        if b["never"]:
+            base = b["wait_mean"] or 0.0
+            ax.bar(i, top - base, bottom=base, facecolor="white", edgecolor="#3182bd", hatch="//", linewidth=0.8)
+            ax.text(i, top * 0.55, f"{b['never']} Jobs\nnever\nserved", ha="center", va="center", fontsize=8,
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"})
+    ax.set_ylim(0, top)
+    ax.set_xticks(x, [b["label"] for b in bars])
     ax.set_ylabel("minutes")
-    ax.set_title("Team B: submit → all replicas running")
-    ax.legend(fontsize=8)
+    ax.set_title("Team B: submit → all replicas running\n(bar: mean, ▼: max)", fontsize=10)
     ax = axes[1]
-    ax.bar(x, [m.wasted_gpu_hours for m in rows], color="#e6550d")
-    ax.set_xticks(x, names)
+    ax.bar(x, [b["wasted"] for b in bars], color="#e6550d")
+    for i, b in enumerate(bars):
+        ax.text(i, b["wasted"], f"{b['wasted']:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, 1.2 * max([b["wasted"] for b in bars] + [0.1]))
+    ax.set_xticks(x, [b["label"] for b in bars])
     ax.set_ylabel("GPU-hours")
-    ax.set_title("Team A: GPU-hours held by incomplete gangs")
+    ax.set_title("Team A: GPU-hours held by incomplete gangs", fontsize=10)
     for a in axes:
         a.tick_params(axis="x", labelsize=8)
     return axes
