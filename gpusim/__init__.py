@@ -33,7 +33,7 @@ def setup(seed: int = 0) -> None:
 from .api.errors import InputError
 from .cluster.scenario import Scenario, load, load_profiles
 from .cluster.simulation import Result, Simulation, run
-from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
+from .views.kubectl import describe_node, describe_pod, events_for, get_events, get_nodes, get_pods, to_json
 from .views.explain import attempts_for, explain_pod
 from .views.text import trace_table
 
@@ -58,7 +58,7 @@ _LAZY = {
                        "jain_index", "tenant_fairness", "tenant_by_namespace", "tenant_by_label",
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
-                             "plot_queue_shares"],
+                             "plot_queue_shares", "format_queue_shares", "format_pod_group_conditions"],
     "gpusim.experiments.volcano": ["water_filling"],
     "gpusim.experiments.validation": ["load_errors", "pod_yaml"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
@@ -83,7 +83,7 @@ def __getattr__(name: str):
 
 
 __all__ = ["attempts_for", "setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
-           "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "to_json",
+           "describe_node", "describe_pod", "events_for", "get_events", "get_nodes", "get_pods", "to_json",
            "gpu_gantt", "lifecycle_chart", "state_at", "trace_table", "timeline_slider"]
 __all__ += ["explain_pod", "component_graph", "component_table", "draw_component_graph", "draw_extension_point_map",
             "extension_point_map", "format_extension_point_map", "load_profiles", "compare_strategies", "explain_widget",

@@ -77,6 +77,24 @@ def queue_shares(result: Any, resource_name: str = GPU) -> list[dict]:
     return out
 
 
+def format_queue_shares(result: Any, times: Any = None, resource_name: str = GPU) -> str:
+    """:func:`queue_shares` as a table (time, queue, weight, deserved, allocated, request, share), only the
+    sessions at ``times`` (seconds) when given."""
+    rows = [["TIME", "QUEUE", "WEIGHT", "DESERVED", "ALLOCATED", "REQUEST", "SHARE"]]
+    for x in queue_shares(result, resource_name):
+        if times is None or x["time"] in times:
+            rows.append([f"{x['time']:g}s", x["queue"], str(x["weight"]), f"{x['deserved']:g}",
+                         f"{x['allocated']:g}", f"{x['request']:g}", f"{x['share']:g}"])
+    return _table(rows)
+
+
+def format_pod_group_conditions(result: Any, job: str, namespace: str = "default") -> str:
+    """The conditions of Volcano Job ``job``'s PodGroup as ``kubectl describe podgroup`` words them: phase,
+    type=status, reason and message."""
+    return "\n".join(f"phase={c['phase']}  {c['type']}={c['status']}  reason={c['reason']}\n  message: {c['message']}"
+                     for c in pod_group_conditions(result, job, namespace))
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
