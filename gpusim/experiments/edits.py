@@ -113,3 +113,24 @@ def with_annotation(text: str, kind: str, name: str, key: str, value: str, names
     meta = find(items, kind, name, namespace).setdefault("metadata", {})
     meta.setdefault("annotations", {})[key] = value
     return dump(items)
+
+
+def with_pod_groups(text: str, groups: dict[str, int], args: Optional[dict] = None) -> str:
+    """scheduler-plugins Coscheduling for several Jobs: one PodGroup per Job (named after it, ``minMember``
+    from ``groups``), each Job's pod template labelled into its group, and the Coscheduling profile of
+    scheduler-plugins' sample config (with ``args`` as its pluginConfig)."""
+    import copy
+
+    from ..views.gang import COSCHEDULING_PROFILE, POD_GROUP_LABEL
+    items = docs(text)
+    for job, n in groups.items():
+        tmpl = find(items, "Job", job)["spec"]["template"]
+        meta = tmpl.setdefault("metadata", {}) or {}
+        tmpl["metadata"] = meta
+        meta.setdefault("labels", {})[POD_GROUP_LABEL] = job
+        items.append({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": job},
+                      "spec": {"minMember": int(n)}})
+    profile = copy.deepcopy(COSCHEDULING_PROFILE)
+    if args:
+        profile["profiles"][0]["pluginConfig"] = [{"name": "Coscheduling", "args": dict(args)}]
+    return dump(items + [profile])
