@@ -59,7 +59,7 @@ _LAZY = {
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
                              "plot_queue_shares", "format_queue_shares", "format_pod_group_conditions"],
-    "gpusim.experiments.volcano": ["water_filling"],
+    "gpusim.experiments.volcano": ["water_filling", "format_water_filling"],
     "gpusim.experiments.validation": ["load_errors", "pod_yaml"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
                            "describe_workload"],

@@ -80,3 +80,9 @@ def weight_sweep(text: str, pairs: list[tuple[int, int]], job: str, queues: tupl
                     "evicted": sum(e.reason == "Evict" and e.object.kind == "Pod" for e in r.events.log),
                     "deserved": tuple(last.get(q) for q in queues)})
     return out
+
+
+def format_water_filling(rows: list[dict], resource_name: str) -> str:
+    """:func:`water_filling`'s rows as text: round, queue and its deserved ``resource_name``."""
+    return "\n".join(f"{row['round']} {row['queue']} deserved={row['deserved'].get(resource_name, 0):.2f}"
+                     for row in rows)
