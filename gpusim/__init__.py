@@ -40,15 +40,17 @@ def setup(seed: int = 0) -> None:
 from .api.errors import InputError
 from .cluster.scenario import Scenario, load, load_profiles
 from .cluster.simulation import Result, Simulation, run
-from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, pod_json, scheduled_by, to_json
+from .views.kubectl import (describe_node, describe_pod, events_for, get_events, get_nodes, get_pods, pod_json,
+                            scheduled_by, to_json)
 from .views.explain import attempts_for, explain_pod
 from .views.text import trace_functions, trace_table
 
 # Plotting and widget views import matplotlib and ipywidgets; they load on first use (PEP 562), so the
 # command line starts fast.
 _LAZY = {
-    "gpusim.views.plots": ["gpu_gantt", "lifecycle_chart", "state_at"],
-    "gpusim.views.widgets": ["timeline_slider"],
+    "gpusim.views.plots": ["gpu_gantt", "lifecycle_chart", "state_at", "node_incidents", "lifecycle_messages",
+                           "timeline_instants", "format_state_at", "plot_state_at"],
+    "gpusim.views.widgets": ["timeline_slider", "timeline_options"],
     "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
                                   "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
                                   "layer_table", "draw_layers", "unsimulated_components", "component_layers",
@@ -66,8 +68,8 @@ _LAZY = {
                        "jain_index", "tenant_fairness", "tenant_by_namespace", "tenant_by_label",
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
     "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
-                             "plot_queue_shares"],
-    "gpusim.experiments.volcano": ["water_filling"],
+                             "plot_queue_shares", "format_queue_shares", "format_pod_group_conditions"],
+    "gpusim.experiments.volcano": ["water_filling", "format_water_filling"],
     "gpusim.experiments.validation": ["format_load_errors", "load_errors", "pod_yaml", "request_errors"],
     "gpusim.experiments.guide": ["GUIDE_SCENARIO", "guide_run"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
@@ -96,8 +98,9 @@ def __getattr__(name: str):
 
 
 __all__ = ["attempts_for", "setup", "__version__", "InputError", "Scenario", "load", "Result", "Simulation", "run",
-           "describe_node", "describe_pod", "get_events", "get_nodes", "get_pods", "pod_json", "scheduled_by", "to_json",
-           "gpu_gantt", "lifecycle_chart", "state_at", "trace_functions", "trace_table", "timeline_slider"]
+           "describe_node", "describe_pod", "events_for", "get_events", "get_nodes", "get_pods", "pod_json",
+           "scheduled_by", "to_json", "gpu_gantt", "lifecycle_chart", "state_at", "trace_functions", "trace_table",
+           "timeline_slider"]
 __all__ += ["explain_pod", "component_graph", "component_table", "draw_component_graph", "draw_extension_point_map",
             "extension_point_map", "format_extension_point_map", "load_profiles", "compare_strategies", "explain_widget",
             "filter_score_demo", "filter_score_scenario", "filter_score_widget", "fragmentation",

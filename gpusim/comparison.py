@@ -429,33 +429,89 @@ def describe(m: Measured) -> str:
     ])
 
 
-def plot_outcomes(rows: list[Measured], axes: Any = None, labels: Optional[Sequence[str]] = None) -> Any:
-    """Two bar charts per policy: team B's wait (mean bar, max marker, minutes) and wasted GPU-hours;
-    ``labels`` names the bars (default: the policies)."""
-    import matplotlib.pyplot as plt
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+# Which Volcano releases reclaim as chapter 05.2 teaches: volcano-sh/volcano#5067 (fixes #3673, "reclaim
+# action's evict can not be canceled") made reclaim a per-job transaction; it ships in v1.15.0 (2026-05-30) and
+# master. v1.14 and earlier evict each victim at once (ssn.Evict), whether or not the reclaimer then fits.
+VOLCANO_RECLAIM_NOTE = ("Volcano v1.15.0 起的发布版与 master（volcano-sh/volcano#5067）；v1.14 及更早的 reclaim "
+                        "逐个 task 直接驱逐、不能撤销")
+
+
+def interpretation(rows: list[Measured], preemptable: Measured) -> str:
+    """Chapter 05.5's 解读, in Chinese, from the measurements: ``rows`` the four policies of :data:`POLICIES` (in
+    that order), ``preemptable`` the Volcano run with the training Jobs marked ``volcano.sh/preemptable``."""
+    by = {m.policy: m for m in rows}
+    d, sp, vc, kq = (by[p] for p in POLICIES)
+    vp = preemptable
+    return "\n".join([
+        f"default：没有配额，team-b 排在 team-a 之前创建的所有 Pod 后面，平均等 {d.b_wait_mean / 60:.0f} 分钟；"
+        f"到达后 30 分钟里 team-b 的 GPU 份额 {d.shares['team-b']:.0%}（Jain {d.fairness:.2f}）。",
+        f"scheduler-plugins：CapacityScheduling 按 Pod 抢占收回保底，team-b {sp.b_wait_mean:.0f} s 就跑起来，"
+        f"但驱逐了 {sp.evictions} 个训练 worker——Coscheduling 不管已经在跑的 gang，残缺的 gang 空占 "
+        f"{sp.wasted_gpu_hours:.2f} GPU 小时，{sp.a_unfinished} 个训练 Job 因被抢占的 Pod 计入 backoffLimit（默认 6）而失败。",
+        f"volcano：reclaim action 开着，但 task 默认不是 preemptable，reclaim 找不到受害者（驱逐 {vc.evictions} 次），"
+        f"team-b 平均等 {vc.b_wait_mean / 60:.0f} 分钟，和 default 的 {d.b_wait_mean / 60:.0f} 分钟差不多。",
+        f"volcano + preemptable：reclaim 按 task 驱逐；gang 插件（第一层）不肯把作业拆到 minAvailable 以下时这一层没有结论，"
+        f"落到第二层的 proportion，gang 照样被拆：驱逐 {vp.evictions} 个 worker、残缺的 gang 空占 {vp.wasted_gpu_hours:.2f} GPU 小时，"
+        f"team-a 的平均 JCT 变成 {vp.a_jct_mean / 60:.0f} 分钟；而 reclaim 以作业为单位、只收回到作业的 minAvailable"
+        f"（推理 Job 是 1；这是{VOLCANO_RECLAIM_NOTE}），team-b 的 {vp.b_unserved} 个 Job 始终没有 4 个副本同时运行，"
+        f"到达后 30 分钟里只拿到 {vp.shares['team-b']:.0%} 的 GPU。",
+        f"kueue：整 Workload 抢占（{kq.evictions} 次，都是整个训练 Job 被 suspend），team-b 等 {kq.b_wait_mean:.0f} s，"
+        f"浪费 {kq.wasted_gpu_hours:.2f} GPU 小时，team-a 平均 JCT {kq.a_jct_mean / 60:.0f} 分钟（default 为 {d.a_jct_mean / 60:.0f}）。",
+    ])
+
+
+def outcome_bars(rows: list[Measured], labels: Optional[Sequence[str]] = None) -> list[dict]:
+    """What :func:`plot_outcomes` draws, per run: ``label``, team B's ``wait_mean`` / ``wait_max`` (minutes, None
+    when no Job was ever served), ``never`` (B Jobs never served) and ``wasted`` GPU-hours."""
     names = list(labels) if labels is not None else [m.policy for m in rows]
     if len(names) != len(rows):
         raise ValueError(f"{len(names)} labels for {len(rows)} runs")
-    x = list(range(len(rows)))
-    mean = [(m.b_wait_mean or 0.0) / 60 for m in rows]
+    return [{"label": n, "wait_mean": None if m.b_wait_mean is None else m.b_wait_mean / 60,
+             "wait_max": None if m.b_wait_max is None else m.b_wait_max / 60, "never": m.b_unserved,
+             "wasted": m.wasted_gpu_hours} for n, m in zip(names, rows)]
+
+
+def _fmt_min(minutes: float) -> str:
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.0f} min"
+
+
+def plot_outcomes(rows: list[Measured], axes: Any = None, labels: Optional[Sequence[str]] = None) -> Any:
+    """Two bar charts per run: team B's wait (bar: mean, ▼: max, minutes, the value written on each bar) and
+    team A's wasted GPU-hours. A run where some of B's Jobs were never served gets a hatched bar to the top of
+    the axes (the wait is at least the rest of the run, off the chart), labelled with how many; ``labels``
+    names the bars (default: the policies)."""
+    import matplotlib.pyplot as plt
+    bars = outcome_bars(rows, labels)
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    x = list(range(len(bars)))
+    finite = [v for b in bars for v in (b["wait_mean"], b["wait_max"]) if v is not None]
+    top = 1.3 * max(finite + [1.0])
     ax = axes[0]
-    bars = ax.bar(x, mean, color="#6baed6")
-    ax.plot(x, [(m.b_wait_max or 0.0) / 60 for m in rows], "v", color="black", label="max")
-    for b, m in zip(bars, rows):
-        if m.b_unserved:
-            ax.annotate(f"{m.b_unserved} never", (b.get_x() + b.get_width() / 2, b.get_height()),
-                        ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, names)
+    for i, b in enumerate(bars):
+        if b["wait_mean"] is not None:
+            ax.bar(i, b["wait_mean"], color="#6baed6")
+            ax.text(i, max(b["wait_mean"], b["wait_max"] or 0.0) + 0.03 * top, _fmt_min(b["wait_mean"]),
+                    ha="center", va="bottom", fontsize=8)
+        if b["wait_max"] is not None:
+            ax.plot(i, b["wait_max"], "v", color="black")
+        if b["never"]:
+            base = b["wait_mean"] or 0.0
+            ax.bar(i, top - base, bottom=base, facecolor="white", edgecolor="#3182bd", hatch="//", linewidth=0.8)
+            ax.text(i, top * 0.55, f"{b['never']} Jobs\nnever\nserved", ha="center", va="center", fontsize=8,
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"})
+    ax.set_ylim(0, top)
+    ax.set_xticks(x, [b["label"] for b in bars])
     ax.set_ylabel("minutes")
-    ax.set_title("Team B: submit → all replicas running")
-    ax.legend(fontsize=8)
+    ax.set_title("Team B: submit → all replicas running\n(bar: mean, ▼: max)", fontsize=10)
     ax = axes[1]
-    ax.bar(x, [m.wasted_gpu_hours for m in rows], color="#e6550d")
-    ax.set_xticks(x, names)
+    ax.bar(x, [b["wasted"] for b in bars], color="#e6550d")
+    for i, b in enumerate(bars):
+        ax.text(i, b["wasted"], f"{b['wasted']:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, 1.2 * max([b["wasted"] for b in bars] + [0.1]))
+    ax.set_xticks(x, [b["label"] for b in bars])
     ax.set_ylabel("GPU-hours")
-    ax.set_title("Team A: GPU-hours held by incomplete gangs")
+    ax.set_title("Team A: GPU-hours held by incomplete gangs", fontsize=10)
     for a in axes:
         a.tick_params(axis="x", labelsize=8)
     return axes

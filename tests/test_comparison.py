@@ -94,3 +94,17 @@ def test_plot_outcomes_labels(rows):
     assert [t.get_text() for t in a.get_xticklabels()] == ["kube", "plugins"]
     with pytest.raises(ValueError, match="1 labels for 2 runs"):
         c.plot_outcomes(rows, labels=["one"])
+
+
+def test_plot_outcomes_never_served_is_a_bar_to_the_top_not_zero(rows):
+    """A run where team B is never served has no wait to draw: a hatched bar reaches the top of the axes and
+    says how many Jobs were never served (a zero-height bar would read as "no wait at all")."""
+    from dataclasses import replace
+    never = replace(rows[0], b_wait_mean=None, b_wait_max=None, b_unserved=4)
+    bars = c.outcome_bars([rows[0], never])
+    assert bars[1] == {"label": "default", "wait_mean": None, "wait_max": None, "never": 4,
+                       "wasted": rows[0].wasted_gpu_hours}
+    a, _ = c.plot_outcomes([rows[0], never], labels=["served", "never"])
+    hatched = [p for p in a.patches if p.get_hatch()]
+    assert len(hatched) == 1 and hatched[0].get_height() == pytest.approx(a.get_ylim()[1])
+    assert any(t.get_text() == "4 Jobs\nnever\nserved" for t in a.texts)

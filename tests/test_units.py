@@ -184,6 +184,12 @@ def test_backoff_durations_double_from_1s_to_10s():
     assert got == [1, 2, 4, 8, 10, 10]
 
 
+def test_backoff_of_a_pod_retried_thousands_of_times_is_the_cap():
+    """calculateBackoffDuration doubles step by step and stops at the cap (no 2**count overflow)."""
+    q = SchedulingQueue(make_ctx(), lambda a, b: False)
+    assert q.backoff_duration(QueuedPodInfo(PodInfo(make_pod()), 0.0, unschedulable_count=5000)) == 10
+
+
 def test_backoff_uses_consecutive_errors_when_present():
     q = SchedulingQueue(make_ctx(), lambda a, b: False)
     qpi = QueuedPodInfo(PodInfo(make_pod()), 0.0, unschedulable_count=5, consecutive_errors=2)

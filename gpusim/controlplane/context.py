@@ -19,8 +19,11 @@ class Timing:
     - grpc_latency: one kubelet ↔ device-plugin RPC (unix-socket gRPC: sub-millisecond upstream).
     - container_start: admission → containers running (image present; sandbox + create + start).
     - node_status_update_frequency: kubelet --node-status-update-frequency, upstream default 10s.
-    - device_plugin_restart_delay: the NVIDIA plugin sees kubelet.sock re-created (fsnotify) and restarts
-      its gRPC servers; this is how long until it calls Register again.
+    - device_plugin_restart_delay: gpusim's own default, not an upstream constant. Upstream the NVIDIA plugin
+      restarts at once when fsnotify reports kubelet.sock re-created (cmd/nvidia-device-plugin/main.go);
+      this delay stands for the restart itself until Register reaches the kubelet (stop the gRPC servers,
+      reload the config, NVML init and device discovery, serve the sockets again), during which the
+      restarted kubelet has no healthy device of the plugin.
     """
 
     grpc_latency: float = 0.001

@@ -1,9 +1,15 @@
-"""Volcano's proportion plugin on given numbers: the deserved-share water-filling loop round by round
-(mirrors volcano-sh/volcano pkg/scheduler/plugins/proportion), for chapter 05's picture of it."""
+"""Volcano experiments for chapter 05.2: proportion's deserved-share water-filling loop on given numbers,
+round by round (mirrors volcano-sh/volcano pkg/scheduler/plugins/proportion), and the Queue-weight scenario
+rerun with other weights (a widget, its static twin, a sweep)."""
 from __future__ import annotations
 
+from typing import Any
+
+from ..cluster.simulation import run
+from ..views.volcano import volcano_summary
 from ..volcano.api import resource
 from ..volcano.plugins.proportion import QueueAttr, water_fill
+from .edits import with_queue_weights
 
 
 def water_filling(queues: dict[str, tuple], total: dict[str, float]) -> list[dict]:
@@ -37,3 +43,46 @@ def water_filling(queues: dict[str, tuple], total: dict[str, float]) -> list[dic
             rows.append({"round": i, "queue": name, "deserved": {k: v for k, v in d.items() if v},
                          "remaining": {k: v for k, v in rnd["remaining"].items() if v}})
     return rows
+
+
+def explore_queue_weights(text: str, weights: dict[str, int], until: str = "15m") -> Any:
+    """Run ``text`` with the Volcano Queues' weights set (``{queue: weight}``) until ``until`` and print the
+    ``kubectl get vcjob``-like summary with the queues' deserved / allocated GPUs."""
+    r = run(text=with_queue_weights(text, weights), until=until)
+    print(volcano_summary(r))
+    return r
+
+
+def queue_weight_widget(text: str, queues: tuple[str, str] = ("team-a", "team-b"), start: tuple[int, int] = (1, 3),
+                        until: str = "15m") -> Any:
+    """Two weight sliders over :func:`explore_queue_weights` (needs a running Jupyter kernel; its static twin is
+    one direct call)."""
+    import ipywidgets as widgets
+    a, b = queues
+    return widgets.interactive(
+        lambda weight_a, weight_b: explore_queue_weights(text, {a: weight_a, b: weight_b}, until) and None,
+        weight_a=widgets.IntSlider(start[0], 1, 8, description=f"{a} weight"),
+        weight_b=widgets.IntSlider(start[1], 1, 8, description=f"{b} weight"))
+
+
+def weight_sweep(text: str, pairs: list[tuple[int, int]], job: str, queues: tuple[str, str] = ("team-a", "team-b"),
+                 until: str = "15m") -> list[dict]:
+    """Per pair of weights: whether Volcano Job ``job`` got all of its ``minAvailable`` running, the pods
+    evicted by reclaim, and the deserved GPUs of each queue in the last session."""
+    from ..views.volcano import queue_shares, volcano_jobs
+    out = []
+    for wa, wb in pairs:
+        r = run(text=with_queue_weights(text, {queues[0]: wa, queues[1]: wb}), until=until)
+        j = next(x for x in volcano_jobs(r) if x["name"] == job)
+        last = {x["queue"]: x["deserved"] for x in queue_shares(r)}
+        out.append({"weights": (wa, wb), "running": j["running"], "minAvailable": j["minAvailable"],
+                    "started": j["running"] >= j["minAvailable"],
+                    "evicted": sum(e.reason == "Evict" and e.object.kind == "Pod" for e in r.events.log),
+                    "deserved": tuple(last.get(q) for q in queues)})
+    return out
+
+
+def format_water_filling(rows: list[dict], resource_name: str) -> str:
+    """:func:`water_filling`'s rows as text: round, queue and its deserved ``resource_name``."""
+    return "\n".join(f"{row['round']} {row['queue']} deserved={row['deserved'].get(resource_name, 0):.2f}"
+                     for row in rows)

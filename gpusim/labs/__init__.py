@@ -35,7 +35,7 @@ def __getattr__(name: str):
     if name in _PLOTS:
         from . import plots
         return getattr(plots, name)
-    if name in ("fairness_report", "with_preemptable_training"):
+    if name in ("fairness_report", "with_preemptable_training", "gang_report", "job_failures"):
         from . import report
         return getattr(report, name)
     raise AttributeError(f"module 'gpusim.labs' has no attribute {name!r}")
@@ -45,4 +45,5 @@ __all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom",
            "plot_gpu_memory", "fragmentation", "gpuclustering", "outoftree", "TARGET", "fgd_score",
            "fragmentation_report", "node_fragmentation", "plugin_workload", "build", "with_plugin", "PLUGIN_SEEDS",
            "check_plugin", "plugin_baseline", "compare", "format_comparison", "plot_fragmentation_over_time",
-           "plot_fragmentation_by_seed", "fragmentation_widget", "fairness_report", "with_preemptable_training"]
+           "plot_fragmentation_by_seed", "fragmentation_widget", "fairness_report", "with_preemptable_training",
+           "gang_report", "job_failures"]

@@ -148,7 +148,7 @@ def check_inference_oom(result, expect: str = "fixed") -> CheckResult:
         for n in INFERENCE_PODS:
             if n in present:
                 c.lines.append(f"· {n}: OOM {len(ooms.get(n, []))} 次，重启 {_restarts(present[n])} 次，"
-                               f"phase {present[n].status.phase}")
+                               f"phase {present[n].status.phase or 'Pending'}")
     else:
         title = "实验 01 · 修复（最多只有 llm-3 失败）"
         for n in INFERENCE_PODS:
@@ -162,7 +162,7 @@ def check_inference_oom(result, expect: str = "fixed") -> CheckResult:
                                + ("——允许：失控的正是它" if times else "——没有失败"))
                 continue
             ok = not times and _restarts(p) == 0 and p.status.phase in ("Running", "Succeeded")
-            detail = f"phase {p.status.phase}，OOM {len(times)} 次，重启 {_restarts(p)} 次"
+            detail = f"phase {p.status.phase or 'Pending'}，OOM {len(times)} 次，重启 {_restarts(p)} 次"
             c.add(ok, f"{n}: {detail}")
     return CheckResult(c.ok, c.lines, title)
 

@@ -3,6 +3,9 @@
 Every code region from a ``### BEGIN SOLUTION`` line to its ``### END SOLUTION`` line (both included)
 becomes one line ``raise NotImplementedError  # 你的代码`` at the BEGIN line's indentation; all code
 cells lose their outputs and execution counts, so the student copy is small and never stale-looking.
+The reference answers to the exercises are left out of the student copy (nbgrader drops hidden tests the
+same way): every markdown cell that opens with ``<details><summary>练习`` and every code cell tagged
+``answer`` (the check that keeps an answer true).
 
 Command line (run from the repository root)::
 
@@ -20,6 +23,8 @@ import nbformat
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 STUB = "raise NotImplementedError  # 你的代码"
+ANSWER_TAG = "answer"                      # a code cell that computes and asserts an exercise's answer
+ANSWER_OPENING = "<details><summary>练习"   # a collapsed reference answer to an exercise
 SOLUTION_NAME = "solution.ipynb"
 STUDENT_NAME = "lab.ipynb"
 
@@ -47,9 +52,19 @@ def clear_solutions(source: str, where: str = "cell") -> str:
     return "\n".join(out)
 
 
+def is_answer(cell) -> bool:
+    """A reference answer to an exercise: a ``<details><summary>练习 …`` markdown cell or an ``answer``-tagged
+    code cell."""
+    if cell.cell_type == "markdown":
+        return cell.source.lstrip().startswith(ANSWER_OPENING)
+    return cell.cell_type == "code" and ANSWER_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 def make_student(solution_path: str | Path) -> nbformat.NotebookNode:
-    """The student notebook for one ``solution.ipynb``: solutions stubbed, outputs cleared."""
+    """The student notebook for one ``solution.ipynb``: reference answers removed, solutions stubbed, outputs
+    cleared."""
     nb = nbformat.read(str(solution_path), as_version=4)
+    nb.cells = [c for c in nb.cells if not is_answer(c)]
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue

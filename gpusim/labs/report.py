@@ -33,3 +33,26 @@ def fairness_report(runs: dict[str, Any], w: MultiTenant) -> str:
                      f"{m.utilization:5.0%} {m.evictions:5}  {'PASS' if check_fairness(run) else 'FAIL'}")
     lines.append("* some training jobs never finish; never: no team-b Job ever had all its replicas running at once")
     return "\n".join(lines)
+
+
+def gang_report(runs: dict[str, Any], group: str) -> str:
+    """``runs``: label → finished run; one line each with the training group's first worker start, completion
+    and partial-gang waste (lab 02's comparison of the broken run and its fixes)."""
+    from ..workloads.training import training_report
+    lines = []
+    for label, run in runs.items():
+        g = next(g for g in training_report(run) if g["group"] == group)
+        start = f"{g['first_start']:5.0f}s" if g["first_start"] is not None else "never"
+        done = f"{g['completed_at']:5.0f}s" if g["completed_at"] is not None else "never"
+        lines.append(f"{label:17} first worker t={start}  done t={done}  wasted {g['wasted_gpu_hours']:.2f} GPU-h")
+    return "\n".join(lines)
+
+
+def job_failures(result: Any, namespace: str) -> str:
+    """The Jobs of ``namespace`` with failed pods: how many, and the Job's last condition (type and reason)."""
+    lines = []
+    for j in result.jobs():
+        if j.metadata.namespace == namespace and j.status.failed:
+            last = j.status.conditions[-1]
+            lines.append(f"{j.metadata.name}: {j.status.failed} failed pods, {last.type} ({last.reason})")
+    return "\n".join(lines)

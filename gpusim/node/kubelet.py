@@ -114,12 +114,19 @@ class Kubelet:
                 self.plugin.start(self.dm)
 
     def _plugin_reregisters(self) -> Generator:
-        """NVIDIA plugin: 'inotify: /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.'"""
+        """NVIDIA plugin, cmd/nvidia-device-plugin/main.go ``start``: the fsnotify watch on the device-plugin
+        directory sees kubelet.sock created by the restarted kubelet and restarts at once ('inotify:
+        /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.'); ``startPlugins`` then reloads the
+        config, rebuilds the resource managers and Starts each plugin, whose last step is Register. How long that
+        takes is gpusim's ``devicePluginRestartDelay`` (not an upstream constant)."""
         gen = self._generation
+        if self.plugin is not None:
+            self.ctx.trace.add(self.ctx.now, self.plugin.component, "main.start", f"Node {self.node_name}",
+                               "inotify: /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.")
         yield self.ctx.env.timeout(self.ctx.timing.device_plugin_restart_delay)
         if self.up and gen == self._generation and self.plugin is not None:
             self.ctx.trace.add(self.ctx.now, self.plugin.component, "main.startPlugins", f"Node {self.node_name}",
-                               "inotify: /var/lib/kubelet/device-plugins/kubelet.sock created, restarting.")
+                               "Success")
             self.plugin.running = False
             self.plugin.start(self.dm)
 

@@ -105,11 +105,17 @@ class SchedulingQueue:
             self.in_active.discard(uid)
 
     def backoff_duration(self, qpi: QueuedPodInfo) -> float:
-        """calculateBackoffDuration: initial × 2^(count−1), capped at max; 0 disables."""
+        """calculateBackoffDuration: initial × 2^(count−1), capped at max; 0 disables. Doubles step by step
+        and stops at the cap, as upstream does to avoid overflow (a pod retried thousands of times)."""
         count = qpi.consecutive_errors or qpi.unschedulable_count
         if self.max_backoff == 0 or count == 0:
             return 0.0
-        return min(self.initial_backoff * 2 ** (count - 1), self.max_backoff)
+        duration = self.initial_backoff
+        for _ in range(1, count):
+            if duration > self.max_backoff - duration:
+                return self.max_backoff
+            duration += duration
+        return min(duration, self.max_backoff)
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
         return self.last_failure.get(qpi.pod_info.key, 0.0) + self.backoff_duration(qpi)

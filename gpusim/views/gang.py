@@ -142,22 +142,51 @@ def permit_timeline(result, group: str = "", namespace: str = "default", workloa
     return rows
 
 
-def plot_permit_timeline(result, group: str = "", namespace: str = "default", workload: str = "", ax=None):
-    """One row per gang member: pending, Permit wait, bound, running; x marks a Permit rejection."""
+MIN_MARKER_GAP = 1 / 80   # of the visible time span: rejections closer than this are counted, not drawn
+
+
+def rejection_marks(rows: list[dict], span: tuple[float, float]) -> dict:
+    """How :func:`plot_permit_timeline` shows the Permit rejections inside ``span``: ``{"draw": [(row, time)],
+    "count": {row: n}}`` — every rejection as an × when those of each row are at least ``MIN_MARKER_GAP`` of the
+    span apart (they would merge into a band otherwise); else only their number per row."""
+    lo, hi = span
+    gap = MIN_MARKER_GAP * max(hi - lo, 1e-9)
+    visible = [[t for t, _ in row["rejections"] if lo <= t <= hi] for row in rows]
+    dense = any(b - a < gap for ts in visible for a, b in zip(ts, ts[1:]))
+    if dense:
+        return {"draw": [], "count": {i: len(ts) for i, ts in enumerate(visible) if ts}}
+    return {"draw": [(i, t) for i, ts in enumerate(visible) for t in ts], "count": {}}
+
+
+def plot_permit_timeline(result, group: str = "", namespace: str = "default", workload: str = "", ax=None,
+                         xlim: Optional[tuple[float, float]] = None, legend: bool = True):
+    """One row per gang member: pending, Permit wait, bound, running; × marks a Permit rejection (when they are
+    too dense to tell apart at this scale, each row says how many instead — draw a second panel with ``xlim`` to
+    see them). The legend sits outside the axes."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     rows = permit_timeline(result, group, namespace, workload)
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.35 * max(len(rows), 2) + 1.2))
+    span = xlim if xlim is not None else (0, max(result.end, 1))
     for i, row in enumerate(rows):
         for t0, t1, state in row["segments"]:
             ax.barh(i, t1 - t0, left=t0, color=PERMIT_COLORS[state], edgecolor="black", linewidth=0.3)
-        for t, _ in row["rejections"]:
-            ax.plot([t], [i], marker="x", color="black")
+    marks = rejection_marks(rows, span)
+    for i, t in marks["draw"]:
+        ax.plot([t], [i], marker="x", color="black", markersize=6, linestyle="none")
+    for i, n in marks["count"].items():
+        ax.text(span[0] + 0.01 * (span[1] - span[0]), i, f"{n} rejections", va="center", fontsize=7,
+                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     ax.set_yticks(range(len(rows)), [r["pod"] for r in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, max(result.end, 1))
+    ax.set_xlim(*span)
     ax.set_xlabel("simulated time (s)")
-    ax.set_title(f"Gang {workload or group}: pods through Permit")
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in PERMIT_COLORS.items()], loc="lower right", fontsize=8)
+    ax.set_title(f"Gang {workload or group}: pods through Permit"
+                 + (f" (t = {xlim[0]:g}–{xlim[1]:g} s)" if xlim is not None else ""))
+    if legend:
+        handles = [Patch(color=c, label=k) for k, c in PERMIT_COLORS.items()]
+        handles.append(Line2D([], [], marker="x", color="black", linestyle="none", label="rejected at Permit"))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax

@@ -95,12 +95,30 @@ def get_nodes(result) -> str:
     return _table(rows)
 
 
-def get_events(result) -> str:
+def get_events(result, reason=None, kind: str | None = None, name: str | None = None,
+               namespace: str | None = None) -> str:
+    """``kubectl get events``; the filters mirror its ``--field-selector`` on ``reason`` (one reason or a tuple
+    of them), ``involvedObject.kind``, ``involvedObject.name`` and ``involvedObject.namespace``."""
+    reasons = (reason,) if isinstance(reason, str) else reason
     rows = [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]]
     for e in sorted(result.events.events, key=lambda e: e.last_timestamp):
+        o = e.involved_object
+        if ((reasons is not None and e.reason not in reasons) or (kind is not None and o.kind != kind)
+                or (name is not None and o.name != name) or (namespace is not None and o.namespace != namespace)):
+            continue
         rows.append([ts(e.last_timestamp), e.type, e.reason,
                      f"{e.involved_object.kind.lower()}/{e.involved_object.name}", e.message])
     return _table(rows) if len(rows) > 1 else "No events found."
+
+
+def events_for(result, kind: str, name: str, namespace: str = "default", exclude: tuple = ()) -> str:
+    """Every occurrence of the events of one object in time order, one line each (``kubectl get events``
+    aggregates repeats into one row with the last time; this shows the history), reasons in ``exclude`` left
+    out."""
+    lines = [f"t={e.time:g}s {e.reason}: {e.message}" for e in result.events.log
+             if e.object.kind == kind and e.object.name == name and e.object.namespace == namespace
+             and e.reason not in exclude]
+    return "\n".join(lines) if lines else "No events found."
 
 
 def _events_block(events, now: float) -> list[str]:

@@ -92,25 +92,31 @@ def cluster_queue_usage(result, resource: Optional[str] = None) -> dict[str, lis
 
 
 def plot_cluster_queue_usage(result, resource: Optional[str] = None, ax=None, nominal: bool = True):
-    """Step plot of each ClusterQueue's usage with its nominal quota as a dashed line."""
+    """Step plot of each ClusterQueue's usage (thin line) over its nominal quota (a wide pale band drawn
+    underneath, in the queue's colour; queues with the same quota share one grey band naming them all), so a
+    queue using exactly its quota shows its line inside the band."""
     import matplotlib.pyplot as plt
     k = _kueue(result)
     series = cluster_queue_usage(result, resource)
     if ax is None:
         _, ax = plt.subplots()
+    quotas: dict[tuple[str, float], list[tuple[str, str]]] = {}
     for i, (name, pts) in enumerate(series.items()):
         xs = [p[0] for p in pts] + [result.end]
         ys = [p[1] for p in pts] + [pts[-1][1]]
-        line, = ax.step(xs, ys, where="post", label=name)
         cq, flavor, res = name.split("/", 2)
-        if nominal:
-            q = k.nodes[cq].nominal.get((flavor, res))
-            if q is not None:
-                ax.axhline(q, color=line.get_color(), linestyle="--", linewidth=0.8)
+        ax.step(xs, ys, where="post", color=f"C{i}", linewidth=1.6, zorder=3, label=f"{name} usage")
+        q = k.nodes[cq].nominal.get((flavor, res)) if nominal else None
+        if q is not None:
+            quotas.setdefault((res, q), []).append((cq, f"C{i}"))
+    for (res, q), queues in quotas.items():
+        color = queues[0][1] if len(queues) == 1 else "0.5"
+        ax.plot([0, result.end], [q, q], color=color, alpha=0.3, linewidth=7, solid_capstyle="butt", zorder=2,
+                label=f"nominalQuota {q:g}: " + ", ".join(cq for cq, _ in queues))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("usage" + (f" ({resource})" if resource else ""))
-    ax.set_title("ClusterQueue usage (dashed: nominal quota)")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("ClusterQueue usage (line) and nominal quota (band)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax
 
 

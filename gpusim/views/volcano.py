@@ -77,6 +77,24 @@ def queue_shares(result: Any, resource_name: str = GPU) -> list[dict]:
     return out
 
 
+def format_queue_shares(result: Any, times: Any = None, resource_name: str = GPU) -> str:
+    """:func:`queue_shares` as a table (time, queue, weight, deserved, allocated, request, share), only the
+    sessions at ``times`` (seconds) when given."""
+    rows = [["TIME", "QUEUE", "WEIGHT", "DESERVED", "ALLOCATED", "REQUEST", "SHARE"]]
+    for x in queue_shares(result, resource_name):
+        if times is None or x["time"] in times:
+            rows.append([f"{x['time']:g}s", x["queue"], str(x["weight"]), f"{x['deserved']:g}",
+                         f"{x['allocated']:g}", f"{x['request']:g}", f"{x['share']:g}"])
+    return _table(rows)
+
+
+def format_pod_group_conditions(result: Any, job: str, namespace: str = "default") -> str:
+    """The conditions of Volcano Job ``job``'s PodGroup as ``kubectl describe podgroup`` words them: phase,
+    type=status, reason and message."""
+    return "\n".join(f"phase={c['phase']}  {c['type']}={c['status']}  reason={c['reason']}\n  message: {c['message']}"
+                     for c in pod_group_conditions(result, job, namespace))
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
@@ -103,20 +121,27 @@ def volcano_summary(result: Any) -> str:
     return text
 
 
+DESERVED_WIDTH = 7     # points: the deserved share is a wide pale band, the allocated amount a thin line on it,
+ALLOCATED_WIDTH = 1.6  # so a queue that got exactly its deserved share shows both (a line inside its band)
+
+
 def plot_queue_shares(result: Any, resource_name: str = GPU, ax: Any = None) -> Any:
-    """Deserved (dashed) and allocated (solid) ``resource_name`` per queue over time."""
+    """Deserved (wide pale band) and allocated (thin line drawn on top) ``resource_name`` per queue over time,
+    one colour per queue; the legend sits outside the axes."""
     import matplotlib.pyplot as plt
     rows = queue_shares(result, resource_name)
     if ax is None:
         _, ax = plt.subplots()
-    for q in sorted({r["queue"] for r in rows}):
+    for i, q in enumerate(sorted({r["queue"] for r in rows})):
         pts = [r for r in rows if r["queue"] == q]
         t = [r["time"] / 60 for r in pts]
-        line, = ax.step(t, [r["allocated"] for r in pts], where="post", label=f"{q} allocated")
-        ax.step(t, [r["deserved"] for r in pts], where="post", linestyle="--", color=line.get_color(),
-                label=f"{q} deserved")
+        color = f"C{i}"
+        ax.step(t, [r["deserved"] for r in pts], where="post", color=color, alpha=0.3, linewidth=DESERVED_WIDTH,
+                solid_capstyle="butt", zorder=2, label=f"{q} deserved")
+        ax.step(t, [r["allocated"] for r in pts], where="post", color=color, linewidth=ALLOCATED_WIDTH, zorder=3,
+                label=f"{q} allocated")
     ax.set_xlabel("time (min)")
     ax.set_ylabel(resource_name)
-    ax.set_title("Volcano proportion: deserved vs allocated per queue")
-    ax.legend(loc="best", fontsize=8)
+    ax.set_title("Volcano proportion: deserved (band) vs allocated (line) per queue")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax

@@ -1,35 +1,36 @@
-"""ipywidgets dashboards. Each has a static twin in gpusim.views.plots."""
+"""ipywidgets dashboards. Each has a static twin in gpusim.views.plots (call it once directly)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from .plots import gpu_gantt, state_at
+from .plots import format_state_at, plot_state_at, timeline_instants
 
 
-def timeline_slider(result, node=None):
-    """A time slider stepping through the event log: pod phases and device occupancy at that instant."""
+def timeline_options(result) -> list[tuple[str, float]]:
+    """The slider's steps: one per instant at which the records change (:func:`timeline_instants`), labelled
+    with the simulated time."""
+    return [(f"{t:g}s", t) for t in timeline_instants(result)]
+
+
+def timeline_slider(result, node=None, value=None):
+    """A slider over simulated time, one step per instant at which something happened: the Gantt chart with a
+    red line at that instant, each pod's phase then, and the events recorded at exactly that instant (so the
+    phases and the events under them always agree). Static twin: ``plot_state_at`` and ``format_state_at``."""
     import ipywidgets as w
     from IPython.display import display
 
-    times = sorted({round(e.time, 3) for e in result.events.log} | {0.0, round(result.end, 3)})
-    slider = w.SelectionSlider(options=times, value=times[0], description="t (s)", continuous_update=False,
+    options = timeline_options(result)
+    start = value if value is not None else options[0][1]
+    slider = w.SelectionSlider(options=options, value=start, description="t", continuous_update=False,
                                layout=w.Layout(width="90%"))
     out = w.Output()
 
     def show(change=None):
-        t = slider.value
         with out:
             out.clear_output(wait=True)
-            st = state_at(result, t)
-            fig, ax = plt.subplots(figsize=(9, 3))
-            gpu_gantt(result, node=node, ax=ax, until=result.end)
-            ax.axvline(t, color="red", linewidth=1.5)
+            plot_state_at(result, slider.value, node=node)
             plt.show()
-            for name, phase in sorted(st["phases"].items()):
-                print(f"{name:<28} {phase}")
-            recent = [e for e in result.events.log if abs(e.time - t) < 1e-3]
-            for e in recent:
-                print(f"  [{e.type}] {e.reason} {e.object.name}: {e.message}")
+            print(format_state_at(result, slider.value))
 
     slider.observe(show, names="value")
     show()
