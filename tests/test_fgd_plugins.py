@@ -262,3 +262,56 @@ def test_pod_and_node_resources_from_objects():
 def test_open_gpu_share_rejects_an_unknown_gpu_sel_method():
     with pytest.raises(ValueError, match='gpuSelMethod: Unsupported value: "tightest"'):
         opengpushare.new({"gpuSelMethod": "tightest"})
+
+
+SCENARIO = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  percentageOfNodesToScore: 100
+  plugins:
+    filter: {enabled: [{name: Open-Gpu-Share}]}
+    reserve: {enabled: [{name: Open-Gpu-Share}]}
+    score: {disabled: [{name: "*"}], enabled: [{name: FGDScore}]}
+  pluginConfig:
+  - name: Open-Gpu-Share
+    args: {gpuSelMethod: FGDScore}
+  - name: FGDScore
+    args:
+      typicalPods:
+      - {milliCpu: 1000, milliGpu: 600, gpuNumber: 1, percentage: 0.5}
+      - {milliCpu: 1000, milliGpu: 500, gpuNumber: 1, percentage: 0.5}
+""" + "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {n}, labels: {{alibabacloud.com/gpu-card-model: T4}}}}
+status:
+  capacity: &c {{cpu: "8", memory: 32Gi, pods: "110", alibabacloud.com/gpu-count: "1", alibabacloud.com/gpu-milli: "1000"}}
+  allocatable: *c
+""" for n in ("a", "b")) + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations: {{alibabacloud.com/gpu-milli: "{milli}", alibabacloud.com/gpu-count: "1", gpusim.io/submit-at: {at}s}}
+spec:
+  restartPolicy: Never
+  containers: [{{name: main, image: x, resources: {{requests: {{cpu: "1", memory: 1Gi}}}}}}]
+""" for name, milli, at in (("half-1", 500, 0), ("half-2", 500, 1), ("whole", 1000, 2), ("third", 500, 3)))
+
+
+def test_fgd_profile_in_a_simulation():
+    """Enabled through a KubeSchedulerConfiguration like any plugin: the second half-GPU pod joins the
+    first (fragmentation falls: 56 against 43 on the empty GPU), the whole-GPU pod takes the other node,
+    and a fourth pod finds no room — Open-Gpu-Share's reason is "Node:<name>"."""
+    from gpusim.controlplane.simulation import run
+    r = run(text=SCENARIO)
+    placed = {p: r.pod(p).spec.node_name for p in ("half-1", "half-2", "whole", "third")}
+    assert placed["half-1"] == placed["half-2"] != placed["whole"] and placed["third"] == ""
+    assert {p: r.pod(p).metadata.annotations.get("alibabacloud.com/gpu-index") for p in placed} == \
+        {"half-1": "0", "half-2": "0", "whole": "0", "third": None}
+    second = next(a for a in r.scheduler.attempts if a.pod == "default/half-2")
+    assert sorted(s["FGDScore"][0] for s in second.scores.values()) == [43, 56]
+    msg = next(e.message for e in r.events.log if e.reason == "FailedScheduling")
+    assert msg == ("0/2 nodes are available: 1 Node:a, 1 Node:b. preemption: 0/2 nodes are available: "
+                   "2 No preemption victims found for incoming pod.")

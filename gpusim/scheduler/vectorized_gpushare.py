@@ -314,7 +314,7 @@ def fgd_score_array(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     x = (before - after) / 1000
     v = 1.0 / (1.0 + np.exp(-x)) * MAX_NODE_SCORE
     out = v.astype(np.int64)
-    near = np.abs(v - np.rint(v)) < _EDGE
+    near = (np.abs(v - np.rint(v)) < _EDGE) & (x != 0)     # x = 0 is exactly 50 either way
     if near.any():
         for k in np.flatnonzero(near):
             out[k] = fgdscore.frag_score(float(before[k]), float(after[k]))
