@@ -315,3 +315,24 @@ def test_fgd_profile_in_a_simulation():
     msg = next(e.message for e in r.events.log if e.reason == "FailedScheduling")
     assert msg == ("0/2 nodes are available: 1 Node:a, 1 Node:b. preemption: 0/2 nodes are available: "
                    "2 No preemption victims found for incoming pod.")
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_one_shot_scheduler_enforces_memory_and_gpu_type(vectorize):
+    """NodeResourcesFit still checks memory next to Open-Gpu-Share: a pod asking for more RAM than the
+    node has is dropped even though a GPU is free; a GPU-type constraint keeps pods off other models."""
+    from gpusim.api.kubescheduler_config_v1 import KubeSchedulerConfiguration
+    from gpusim.api.schema import decode
+    from gpusim.replay import protocol
+    from gpusim.replay.engine import OneShotScheduler
+    nodes = [alibaba.node_object(alibaba.NodeRow("p100", 16000, 32 * 1024, 2, "P100")),
+             alibaba.node_object(alibaba.NodeRow("t4", 16000, 32 * 1024, 2, "T4"))]
+    cfg = decode(KubeSchedulerConfiguration, protocol.scheduler_config(protocol.policy("BestFit")), "c")
+    s = OneShotScheduler(nodes, cfg, [T(1000, 500, 1, "", 100)], random.Random(0), vectorize=vectorize)
+    big = alibaba.pod_object(alibaba.PodRow("big", 1000, 40 * 1024, 1, 500, ""))
+    t4 = alibaba.pod_object(alibaba.PodRow("t4-only", 1000, 1024, 2, 1000, "T4"))
+    more = alibaba.pod_object(alibaba.PodRow("more-t4", 1000, 1024, 1, 1000, "T4"))
+    p100 = alibaba.pod_object(alibaba.PodRow("any", 1000, 20 * 1024, 1, 700, ""))
+    assert [s.schedule(p) for p in (big, t4, more, p100)] == [None, "t4", None, "p100"]
+    assert p100.metadata.annotations["alibabacloud.com/gpu-index"] == "0"
+    assert "alibabacloud.com/gpu-index" not in big.metadata.annotations
