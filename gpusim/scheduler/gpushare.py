@@ -141,7 +141,8 @@ def gpu_id_list(pod: Any) -> list[int]:
 
 
 def gpu_affinity_of(milli: int, count: int) -> str:
-    """GetGpuAffinityFromPodAnnotation: no-gpu, share-gpu or "<n>-gpu"."""
+    """GetGpuAffinityFromPodAnnotation: no-gpu, share-gpu or "<n>-gpu" (upstream panics on a pod with
+    several GPUs below 1000 milli each; gpusim classes it by its GPU count)."""
     if count == 0:
         return NO_GPU_TAG
     if count == 1 and milli < MILLI:

@@ -50,7 +50,7 @@ class GpuShareTable:
         self.left = np.zeros((n, self.g), np.int64)
         self.gpu_type = [""] * n
         self.n_classes = z()
-        self.classes = np.zeros((n, self.g + 1), np.int64)   # share-gpu, 1-gpu … g-gpu pods on the node
+        self.classes = np.zeros((n, self.g + 1), np.int64)   # share-gpu, 1-gpu, 2-gpu … pods on the node
         self.frag = z(np.float64)
         self.plain = np.ones(n, bool)                          # untainted, schedulable, no other filter applies
         self.p = [t.percentage for t in self.typical]
@@ -101,7 +101,9 @@ class GpuShareTable:
         self.classes[i] = 0
         for tag, c in res.gpu_affinity.items():
             k = _class_index(tag)
-            if 0 <= k <= self.g:
+            if k >= self.classes.shape[1]:          # a class wider than any node: grow the columns
+                self.classes = np.pad(self.classes, ((0, 0), (0, k + 1 - self.classes.shape[1])))
+            if k >= 0:
                 self.classes[i, k] = c
         spec = ni.node.spec
         self.plain[i] = not spec.unschedulable and not any(t.effect in ("NoSchedule", "NoExecute") for t in spec.taints)
@@ -255,7 +257,7 @@ def clustering_scores(table: GpuShareTable, idx: np.ndarray, pod: PodResource) -
         return np.zeros(len(idx), np.int64)
     busy = MAX_NODE_SCORE // 4 * (MAX_SPEC_GPU - table.idle[idx]) // MAX_SPEC_GPU
     k = _class_index(tag)
-    has = table.classes[idx, k] > 0 if 0 <= k <= table.g else np.zeros(len(idx), bool)
+    has = table.classes[idx, k] > 0 if 0 <= k < table.classes.shape[1] else np.zeros(len(idx), bool)
     nc = table.n_classes[idx]
     tier = np.where(has, np.where(nc == 1, MAX_NODE_SCORE * 3 // 4, MAX_NODE_SCORE * 2 // 4),
                     np.where(nc == 0, MAX_NODE_SCORE // 4, 0))
