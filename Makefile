@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test pytest nbval bench clean notebooks
+.PHONY: lab test pytest nbval bench clean notebooks binder-url site
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,12 +13,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[lab,test]'
 	touch $(STAMP)
 
+# JupyterLab serves the repository root (course/, labs/ and examples/ in its file browser) and opens the guide.
+# The kernel finds `gpusim` on PATH (`!gpusim run ../examples/...` in a notebook). As root (containers, many
+# cloud notebooks) JupyterLab needs --allow-root; JUPYTER_ARGS passes any other flag, e.g.
+#   make lab JUPYTER_ARGS="--no-browser --ip=0.0.0.0 --port=8888"
+JUPYTER_ARGS ?=
+ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab course/00-guide.ipynb
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(JUPYTER_ARGS) course/00-guide.ipynb
 
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
+
+# The course as a static site (build/site/course/index.html), from the committed outputs; any warning
+# (a broken link, a missing image, a document outside the table of contents) fails the build.
+site: $(STAMP)
+	$(BIN)/sphinx-build -q -W --keep-going -b html -c course . build/site
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_examples.py
@@ -31,3 +44,10 @@ notebooks: $(STAMP)
 	for nb in course/*.ipynb labs/*/solution.ipynb; do (cd $$(dirname $$nb) && $(CURDIR)/$(BIN)/jupyter nbconvert --to notebook --execute --inplace $$(basename $$nb)); done
 	$(BIN)/python -m gpusim.labs
 	$(BIN)/python .ci/strip_execution_metadata.py
+
+# The Binder link of this repository, formed from its GitHub remote (https or ssh form of `origin`).
+BINDER_PATH := course%2F00-guide.ipynb
+binder-url:
+	@url=$$(git remote get-url origin 2>/dev/null) || { echo "no git remote origin: the link is https://mybinder.org/v2/gh/OWNER/REPO/HEAD?labpath=$(BINDER_PATH) with the repository's GitHub OWNER/REPO" >&2; exit 1; }; \
+	slug=$$(printf '%s' "$$url" | sed -E 's#^(https://github\.com/|git@github\.com:|ssh://git@github\.com/)##; s#\.git$$##; s#/$$##'); \
+	echo "https://mybinder.org/v2/gh/$$slug/HEAD?labpath=$(BINDER_PATH)"

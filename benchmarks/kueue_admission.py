@@ -32,9 +32,9 @@ from gpusim.api.kueue_x_k8s_io import (ClusterQueue, ClusterQueuePreemption, Clu
                                        FlavorQuotas, KueueConfig, LocalQueue, LocalQueueSpec, PodSet,
                                        ResourceFlavor, ResourceGroup, ResourceQuota, Workload, WorkloadSpecV1beta2)
 from gpusim.api.meta import LabelSelector, ObjectMeta  # noqa: E402
-from gpusim.api.scenario import Scenario  # noqa: E402
+from gpusim.cluster.scenario import Scenario  # noqa: E402
 from gpusim.controlplane.apiserver import DELETED  # noqa: E402
-from gpusim.controlplane.simulation import Simulation  # noqa: E402
+from gpusim.cluster.simulation import Simulation  # noqa: E402
 
 COHORTS, QUEUES = 5, 6
 CLASSES = [  # (class, count, interval s, runtime s, priority, cpu)
@@ -94,7 +94,7 @@ def scenario(jobs: bool, cohorts: int = COHORTS) -> Scenario:
 
 def generator(ctx, workloads: list):
     """runner/generator: a client that creates the Workloads at their times (all queues concurrently)."""
-    from gpusim.controlplane.simulation import parse_duration
+    from gpusim.cluster.simulation import parse_duration
     for wl in sorted(workloads, key=lambda w: parse_duration(w.metadata.annotations["gpusim.io/submit-at"])):
         at = parse_duration(wl.metadata.annotations["gpusim.io/submit-at"])
         if at > ctx.env.now:

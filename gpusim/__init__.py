@@ -13,8 +13,15 @@ __version__ = "0.1.0"
 
 
 def setup(seed: int = 0) -> None:
-    """Notebook set-up (like fastbook's setup_book): PNG figures, stable rcParams, numpy seed."""
+    """Notebook set-up (like fastbook's setup_book): PNG figures, stable rcParams, numpy seed, and the
+    ``gpusim`` command on the kernel's PATH (next to this Python), so ``!gpusim run ...`` works in a cell."""
+    import os
     import random
+    import sys
+
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
     import matplotlib
     import numpy as np
@@ -31,8 +38,8 @@ def setup(seed: int = 0) -> None:
 
 
 from .api.errors import InputError
-from .api.scenario import Scenario, load
-from .controlplane.simulation import Result, Simulation, run
+from .cluster.scenario import Scenario, load, load_profiles
+from .cluster.simulation import Result, Simulation, run
 from .views.kubectl import describe_node, describe_pod, get_events, get_nodes, get_pods, to_json
 from .views.explain import attempts_for, explain_pod
 from .views.text import trace_table
@@ -44,11 +51,11 @@ _LAZY = {
     "gpusim.views.widgets": ["timeline_slider"],
     "gpusim.views.architecture": ["component_graph", "component_table", "draw_component_graph",
                                   "draw_extension_point_map", "extension_point_map", "format_extension_point_map",
-                                  "load_profiles"],
-    "gpusim.views.scoring": ["compare_strategies", "explain_widget", "filter_score_demo", "filter_score_scenario",
-                             "filter_score_widget", "fragmentation", "fragmentation_scenario", "fragmentation_table",
-                             "plot_fragmentation", "score_bars", "scoring_config", "strategy_widget",
+                                  "layer_table", "draw_layers"],
+    "gpusim.views.scoring": ["explain_widget", "filter_score_scenario", "fragmentation", "fragmentation_scenario",
+                             "fragmentation_table", "plot_fragmentation", "score_bars", "scoring_config",
                              "with_scoring_strategy"],
+    "gpusim.experiments.scoring": ["compare_strategies", "filter_score_demo", "filter_score_widget", "strategy_widget"],
     "gpusim.views.gang": ["with_coscheduling", "training_summary", "failed_scheduling", "gang_pods", "permit_timeline",
                           "plot_permit_timeline", "with_native_gang_alpha"],
     "gpusim.views.tenancy": ["share_steps", "plot_tenant_share", "job_gantt_data", "plot_job_gantt"],
@@ -56,14 +63,17 @@ _LAZY = {
                        "queueing_delays", "job_queueing_delays", "job_completion_times", "wasted_gpu_hours",
                        "jain_index", "tenant_fairness", "tenant_by_namespace", "tenant_by_label",
                        "tenant_by_kueue_queue", "tenant_by_volcano_queue", "pod_records"],
-    "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "water_filling",
-                             "volcano_summary", "plot_queue_shares"],
+    "gpusim.views.volcano": ["volcano_jobs", "pod_group_conditions", "queue_shares", "volcano_summary",
+                             "plot_queue_shares"],
+    "gpusim.experiments.volcano": ["water_filling"],
+    "gpusim.experiments.validation": ["load_errors", "pod_yaml"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
                            "describe_workload"],
-    "gpusim.views.sharing": ["compare_sharing", "format_isolation_table", "format_sharing_summary",
+    "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
+    "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary",
                              "isolation_table", "memory_stack", "mig_layout_widget", "mig_profile_table",
                              "mig_slice_map", "mps_max_clients", "oom_records", "plot_throughput", "sharing_scenario",
-                             "sharing_summary", "sharing_widget", "throughput_vs_tenants", "with_sharing_mode"],
+                             "sharing_summary", "throughput_vs_tenants", "with_sharing_mode"],
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 

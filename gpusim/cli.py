@@ -22,36 +22,62 @@ from .api.duration import DurationError, parse_duration
 from .api.errors import InputError
 
 
+OUTPUTS = {"table": "the final pods, as kubectl get pods", "wide": "the same with IP, node, nominated node and readiness gates columns",
+           "json": "everything, machine-readable (pods, nodes, events, jobs, allocations)",
+           "events": "the events, as kubectl get events", "trace": "every RPC and extension point call, with the "
+           "upstream function it mirrors", "nodes": "the nodes, as kubectl get nodes"}
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, metavar="N", help="random seed (default: the Simulation's spec.seed, else 0)")
+    p.add_argument("--until", metavar="DURATION",
+                   help="stop the simulated clock at this Go duration, e.g. 90m (default: the Simulation's "
+                        "spec.until, else when nothing more can happen)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpusim", description="Simulate GPU scheduling on Kubernetes.")
-    sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="simulate a scenario and print the final pods, events or JSON")
-    run.add_argument("files", nargs="+", metavar="FILE")
-    run.add_argument("-o", "--output", default="table", choices=["table", "wide", "json", "events", "trace", "nodes"])
-    run.add_argument("--seed", type=int)
-    run.add_argument("--until")
-    desc = sub.add_parser("describe", help="describe a pod or node at the end of the run, as kubectl describe")
-    desc.add_argument("kind", choices=["pod", "pods", "po", "node", "nodes", "no"])
-    desc.add_argument("name")
-    desc.add_argument("-f", "--filename", action="append", required=True, metavar="FILE")
-    desc.add_argument("-n", "--namespace", default="default")
-    desc.add_argument("--seed", type=int)
-    desc.add_argument("--until")
-    ex = sub.add_parser("explain", help="why a pod was placed (or not): filter verdicts and scores per attempt")
-    ex.add_argument("kind", choices=["pod", "pods", "po"])
-    ex.add_argument("name")
-    ex.add_argument("-f", "--filename", action="append", required=True, metavar="FILE")
-    ex.add_argument("-n", "--namespace", default="default")
-    ex.add_argument("--seed", type=int)
-    ex.add_argument("--until")
+    from . import __version__
+    p = argparse.ArgumentParser(prog="gpusim", description="Simulate GPU scheduling on Kubernetes: run scenarios "
+                                "written as Kubernetes YAML and print what kubectl would show.",
+                                epilog="Exit status: 0 when the simulation ran (pending pods are a result), 2 when "
+                                "the input is invalid (one paragraph naming file, object and field).")
+    p.add_argument("--version", action="version", version=f"gpusim {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="simulate a scenario and print the final pods, events or JSON",
+                         description="Simulate the scenario in FILE... (YAML, many documents each) and print the "
+                                     "result.", formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog="output formats:\n" + "\n".join(f"  {k:<7} {v}" for k, v in OUTPUTS.items()))
+    run.add_argument("files", nargs="+", metavar="FILE", help="scenario files, read in order")
+    run.add_argument("-o", "--output", default="table", choices=list(OUTPUTS), metavar="FORMAT",
+                     help="one of " + ", ".join(OUTPUTS) + " (default: table)")
+    _run_options(run)
+    desc = sub.add_parser("describe", help="describe a pod or node at the end of the run, as kubectl describe",
+                          description="Run the scenario, then print the object as kubectl describe does, events "
+                                      "included.")
+    desc.add_argument("kind", choices=["pod", "pods", "po", "node", "nodes", "no"], metavar="KIND",
+                      help="pod or node (pods, po, nodes, no also work)")
+    desc.add_argument("name", metavar="NAME", help="the object's name")
+    desc.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                      help="a scenario file; repeat for several")
+    desc.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
+    _run_options(desc)
+    ex = sub.add_parser("explain", help="why a pod was placed (or not): filter verdicts and scores per attempt",
+                        description="Run the scenario, then print every scheduling attempt of the pod: which plugin "
+                                    "rejected each node, and each node's scores.")
+    ex.add_argument("kind", choices=["pod", "pods", "po"], metavar="KIND", help="pod")
+    ex.add_argument("name", metavar="NAME", help="the pod's name")
+    ex.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                    help="a scenario file; repeat for several")
+    ex.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
+    _run_options(ex)
     from .replay.cli import add_parsers as add_replay_parsers
     add_replay_parsers(sub)   # replay alibaba, sweep (gpusim/replay/cli.py)
     return p
 
 
 def _run(files: list[str], seed: Optional[int], until: Optional[str]):
-    from .controlplane.simulation import Simulation
-    from .api.scenario import load
+    from .cluster.simulation import Simulation
+    from .cluster.scenario import load
     u = None
     if until is not None:
         try:
@@ -112,7 +138,20 @@ def _main(args, kubectl) -> int:
     except InputError as e:
         print(" ".join(str(e).split()), file=sys.stderr)
         return 2
-    print(text)
+    return _print(text)
+
+
+def _print(text: str) -> int:
+    """Print; a reader that goes away early (``gpusim run … | head -1``) ends the output quietly, as
+    kubectl's output does, instead of a BrokenPipeError traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's documented idiom (library/signal.html, "Note on SIGPIPE"): point stdout at devnull so the
+        # interpreter's final flush does not raise again.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -315,7 +315,7 @@ def measure(result: Any, policy: str, w: MultiTenant = MultiTenant()) -> Measure
 
 def compare(w: MultiTenant = MultiTenant(), policies: tuple[str, ...] = POLICIES) -> list[Measured]:
     """Run ``w`` under each policy (same seed, same clock) and measure it."""
-    from .controlplane.simulation import run
+    from .cluster.simulation import run
     return [measure(run(text=scenario(p, w)), p, w) for p in policies]
 
 

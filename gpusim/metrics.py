@@ -135,7 +135,7 @@ def tenant_by_volcano_queue(result: Any, fallback: Tenant = tenant_by_namespace)
 def pod_records(result: Any) -> list[PodRecord]:
     """Every pod still in the apiserver, plus (namespace and name only) pods that held devices and were
     deleted; sorted by namespace/name."""
-    from .views.kubectl import to_json
+    from .records import to_json
     jobs = {(j.metadata.namespace, j.metadata.name): j for j in result.api.list("Job")}
     by_key = {(p.metadata.namespace, p.metadata.name): p for p in result.api.list("Pod")}
     out: dict[tuple[str, str], PodRecord] = {}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 from gpusim.scheduler.plugins.capacityscheduling import (ElasticQuotaInfo, aggregated_used_over_min_with, over,
                                                           resource_of)
 

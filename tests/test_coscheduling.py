@@ -3,8 +3,8 @@ a cluster with 7 free GPUs) with and without gang scheduling, QueueSort, the min
 the PodGroup status controller. Read through events, as a user reads them."""
 from __future__ import annotations
 
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 
 GPU = "nvidia.com/gpu"
 

@@ -95,3 +95,24 @@ def test_python_lower_bound(pyproject, conda_dependencies):
 
 def test_pip_installs_the_project(environment):
     assert {"-e .", "."} & set(pip_section(environment)), "the pip section must install gpusim: `- -e .`"
+
+
+def test_binder_opens_what_exists(environment):
+    """Binder (repo2docker) installs environment.yml, then opens labpath: the guide must exist and the
+    pip section must install gpusim itself and JupyterLab must be in the environment."""
+    import subprocess
+    import tempfile
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert "-e ." in pip
+    assert any(str(d).startswith("jupyterlab") for d in environment["dependencies"])
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["git", "init", "-q", tmp], check=True)
+        for remote in ("git@github.com:acme/gpusim.git", "https://github.com/acme/gpusim"):
+            subprocess.run(["git", "-C", tmp, "remote", "remove", "origin"], capture_output=True)
+            subprocess.run(["git", "-C", tmp, "remote", "add", "origin", remote], check=True)
+            url = subprocess.run(["make", "-s", "-f", str(ROOT / "Makefile"), "binder-url"], cwd=tmp,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+            assert url == "https://mybinder.org/v2/gh/acme/gpusim/HEAD?labpath=course%2F00-guide.ipynb"
+    labpath = url.split("labpath=", 1)[1].replace("%2F", "/")
+    assert (ROOT / labpath).is_file()
+    assert "make binder-url" in (ROOT / "README.md").read_text(encoding="utf-8")

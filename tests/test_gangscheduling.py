@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 
 
 def simulation(version="1.35", gates="{GenericWorkload: true, GangScheduling: true}"):

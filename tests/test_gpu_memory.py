@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
+from gpusim.cluster.scenario import load
 from gpusim.cli import main
-from gpusim.controlplane.simulation import run
-from gpusim.node.sharing import Usage, first_excess, memory_timeline
+from gpusim.cluster.simulation import run
+from gpusim.node.sharing import Usage, first_excess
+from gpusim.views.sharing import memory_timeline
 from gpusim.views.kubectl import to_json
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -189,7 +189,7 @@ def test_priority_then_fifo_order():
     docs += [wl("old-low", "a", "1", at="1s", priority=1), wl("new-high", "a", "1", at="2s", priority=5),
              wl("newer-high", "a", "1", at="3s", priority=5)]
     r = run(*docs, until="10s")
-    order = r.addons["gpusim.kueue"].queues["a"].pending()
+    order = r.addons["kueue"].queues["a"].pending()
     assert [i.obj.metadata.name for i in order] == ["new-high", "newer-high", "old-low"]
 
 
@@ -451,7 +451,7 @@ spec: {clusterQueue: a}
 def test_v1beta1_and_v1beta2_both_accepted():
     r = run(V1BETA1, cq("b", "2", "c"), wl("w", "a", "3"))
     assert admitted(r) == ["w"]       # 2 own + 1 borrowed from b (v1beta1 cohort = v1beta2 cohortName)
-    assert r.addons["gpusim.kueue"].specs["a"].when_can_borrow == "MayStopSearch"
+    assert r.addons["kueue"].specs["a"].when_can_borrow == "MayStopSearch"
 
 
 @pytest.mark.parametrize("doc,where", [
@@ -486,9 +486,9 @@ def test_configuration_errors_name_the_configmap_key():
 
 def test_installed_only_when_needed():
     plain = run(NODES, until="1m")
-    assert "gpusim.kueue" not in plain.addons
+    assert "kueue" not in plain.addons
     r = run(FLAVOR % "default", cq("a", "1"), until="1m")
-    assert "gpusim.kueue" in r.addons
+    assert "kueue" in r.addons
 
 
 def test_unlabelled_jobs_are_not_suspended():

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.simulation import run
 from gpusim.labs import STUB, check_inference_oom, make_student
 from gpusim.labs.notebook import clear_solutions, main, stale
 

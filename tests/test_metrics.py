@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim import metrics as m
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 
 
 def rec(ns, name, **kw):

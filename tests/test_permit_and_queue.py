@@ -1,7 +1,7 @@
 """The scheduling queue seen through event times, Permit's waiting pods, PreEnqueue on pod update
 (schedulingGates), and nominated pods protecting the space their preemption freed.
 
-Scenarios run through ``gpusim.controlplane.simulation`` and are read as a user reads them: the
+Scenarios run through ``gpusim.cluster.simulation`` and are read as a user reads them: the
 times and messages of FailedScheduling / Scheduled / Preempted events and the pods' status.
 Permit is exercised by a test-only plugin plugged in through a custom Registry (out-of-tree
 plugins register the same way in-tree ones do).
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from gpusim.api.kubescheduler_config_v1 import (KubeSchedulerConfiguration, KubeSchedulerProfile, PluginRef,
                                                 Plugins, PluginSet)
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 from gpusim.scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from gpusim.scheduler.registry import in_tree_registry
 from gpusim.scheduler.runtime import MAX_PERMIT_TIMEOUT

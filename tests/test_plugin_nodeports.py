@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.simulation import run
 from gpusim.scheduler.plugins.nodeports import ERR_REASON, conflicts
 
 

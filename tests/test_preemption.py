@@ -1,6 +1,6 @@
 """DefaultPreemption and PodDisruptionBudgets, with hand-computed expectations.
 
-Whole scenarios run through ``gpusim.controlplane.simulation`` (PriorityClasses, NodePools, pods
+Whole scenarios run through ``gpusim.cluster.simulation`` (PriorityClasses, NodePools, pods
 bound with ``spec.nodeName``) and are read as a user reads them: events, FailedScheduling messages,
 pod status. The selection rules (pickOneNodeForPreemption, filterPodsWithPDBViolation, the dry run's
 offset and candidate count) and the disruption controller's arithmetic are tested directly.
@@ -18,8 +18,8 @@ from gpusim.api.errors import InputError
 from gpusim.api.meta import LabelSelector, ObjectMeta, OwnerReference
 from gpusim.api.policy_v1 import (PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
                                   compute_status, disruptions_allowed, scaled_value)
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation, run
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation, run
 from gpusim.scheduler.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from gpusim.scheduler.plugins.defaultpreemption import (MAX_INT32, Candidate, DefaultPreemption,
                                                         filter_pods_with_pdb_violation, pick_one_node)

@@ -8,7 +8,7 @@ whatever the scheduler, kubelets and device plugins decide.
 - the run ends only when nothing more can happen (no pod left Running or stuck while it fits).
 
 Scenarios are written as YAML text, the way a user writes them, and run with
-``gpusim.controlplane.simulation.run(text=...)``.
+``gpusim.cluster.simulation.run(text=...)``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.simulation import run
 from gpusim.hardware import CATALOG
 
 GPU = "nvidia.com/gpu"

@@ -12,7 +12,7 @@ from typing import Optional
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
+from gpusim.cluster.scenario import load
 from gpusim.cli import main
 
 FILE = "cluster/gpu-scenario.yaml"

@@ -9,8 +9,8 @@ import pytest
 from gpusim.api.core_v1 import Container, Node, NodeStatus, Pod, PodSpec, ResourceRequirements, Taint
 from gpusim.api.errors import InputError
 from gpusim.api.meta import ObjectMeta
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import run
 from gpusim.scheduler.framework import Code, NodeInfo, PodInfo
 from gpusim.scheduler.plugins import noderesources as nr
 from gpusim.scheduler.plugins.tainttoleration import TaintToleration

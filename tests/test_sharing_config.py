@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import run
 from gpusim.node.deviceplugin import parent_id
 from gpusim.views.kubectl import to_json
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation, run
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation, run
 from gpusim.workloads import training_report
 
 from test_examples import EXAMPLES

@@ -21,7 +21,7 @@ from gpusim.controllers.job import ALPHANUMS
 from gpusim.controlplane.apiserver import APIServer
 from gpusim.controlplane.context import Context
 from gpusim.controlplane.events import EventRecorder
-from gpusim.controlplane.simulation import run
+from gpusim.cluster.simulation import run
 from gpusim.controlplane.trace import Trace
 from gpusim.node.deviceplugin import IGNORED_XIDS
 from gpusim.scheduler.framework import Code, Diagnosis, FitError, NodeInfo, PodInfo, QueuedPodInfo, Status, histogram

@@ -6,8 +6,8 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 from gpusim.views.kubectl import to_json
 
 MODELS = ["A100-SXM4-80GB", "H100-SXM5-80GB", "T4", "L40S"]

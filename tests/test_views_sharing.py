@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 
 import gpusim as gs  # noqa: E402
 from gpusim.api.errors import InputError  # noqa: E402
-from gpusim.api.scenario import load  # noqa: E402
+from gpusim.cluster.scenario import load  # noqa: E402
 from gpusim.hardware.catalog import CATALOG  # noqa: E402
 from gpusim.views import sharing  # noqa: E402
 
@@ -59,7 +59,7 @@ def test_time_slicing_unbounded():
 
 @pytest.fixture(scope="module")
 def comparison():
-    return sharing.compare_sharing()
+    return gs.compare_sharing()
 
 
 def test_compare_sharing_figures(comparison):
@@ -75,7 +75,7 @@ def test_compare_sharing_figures(comparison):
 
 def test_compare_sharing_on_the_example_matches_the_builder(comparison):
     with open("examples/inference-oom.yaml") as f:
-        from_example = sharing.compare_sharing(f.read(), modes=("time-slicing", "mps"))
+        from_example = gs.compare_sharing(f.read(), modes=("time-slicing", "mps"))
     built = {r["mode"]: r for r in sharing.sharing_summary(comparison)}
     for row in sharing.sharing_summary(from_example):
         assert row == built[row["mode"]]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpusim.api.errors import InputError
-from gpusim.api.scenario import load
-from gpusim.controlplane.simulation import Simulation
+from gpusim.cluster.scenario import load
+from gpusim.cluster.simulation import Simulation
 from gpusim.volcano import conf as vconf
 
 GPU = "nvidia.com/gpu"
@@ -154,7 +154,7 @@ def test_configmap_conf_is_used():
 """
     sc = scenario(text, vcjob())
     r = Simulation(sc).run()
-    c = r.addons["gpusim.volcano"].conf
+    c = r.addons["volcano"].conf
     assert c.actions == ["enqueue", "allocate", "reclaim", "backfill"]
     assert c.plugin("gang").enabled("preemptable") is False and c.plugin("gang").enabled("job_order")
     assert c.plugin("binpack").arguments == {"binpack.weight": 10}
@@ -179,9 +179,9 @@ metadata: {name: p, annotations: {gpusim.io/duration: 1m}}
 spec: {containers: [{name: c, image: cuda}]}
 """
     r = Simulation(scenario(plain)).run()
-    assert "gpusim.volcano" not in r.addons and r.api.list("Queue") == []
+    assert "volcano" not in r.addons and r.api.list("Queue") == []
     r = Simulation(scenario(queue("team-a"))).run()
-    assert "gpusim.volcano" in r.addons
+    assert "volcano" in r.addons
     assert sorted(q.metadata.name for q in r.api.list("Queue")) == ["default", "team-a"]
     assert all(q.status.state == "Open" for q in r.api.list("Queue"))
     assert r.api.get("Namespace", "", "volcano-system") is not None

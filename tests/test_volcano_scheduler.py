@@ -162,7 +162,7 @@ def test_overcommit_gates_enqueue(factor, used, want, enqueued):
     pg = r.api.list(PG)[0]
     assert (pg.status.phase == "Inqueue") == enqueued
     assert bool([p for p in r.pods() if p.metadata.name.startswith("big-")]) == enqueued
-    assert r.addons["gpusim.volcano"].scheduler.sessions[-1].record["overcommit"]["factor"] == (
+    assert r.addons["volcano"].scheduler.sessions[-1].record["overcommit"]["factor"] == (
         factor if factor >= 1 else 1.2)
 
 

@@ -13,6 +13,7 @@ from .schema import IntOrString
 
 # Well-known resource names (k8s.io/api/core/v1 ResourceName constants).
 CPU, MEMORY, PODS, EPHEMERAL_STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"   # k8s.io/api/core/v1 types.go DefaultSchedulerName
 NVIDIA_GPU = "nvidia.com/gpu"
 
 

@@ -74,7 +74,7 @@ class ElasticQuotaController:
 
 
 def install(sim: Any) -> Optional[ElasticQuotaController]:
-    """ADDONS hook: create the scenario's ElasticQuotas and run the controller (None without quotas)."""
+    """Add-on install (gpusim.cluster.components): create the scenario's ElasticQuotas and run the controller (None without quotas)."""
     quotas = sim.scenario.objects.get("ElasticQuota", [])
     if not quotas:
         return None

@@ -2,10 +2,9 @@
 defaulttolerationseconds, plus the core/v1 defaults of pkg/apis/core/v1/defaults.go)."""
 from __future__ import annotations
 
-from ..api.core_v1 import Pod, Toleration
+from ..api.core_v1 import DEFAULT_SCHEDULER_NAME, Pod, Toleration
 from ..api.scheduling_v1 import PriorityClass
 
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
 def admit_pod(pod: Pod, classes: dict[str, PriorityClass], system: dict[str, int]) -> None:

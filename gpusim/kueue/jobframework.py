@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from ..api.batch_v1 import Job
 from ..api.kueue_x_k8s_io import (PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, V1BETA2, PodSet, PriorityClassRef,
                                   Workload, WorkloadSpecV1beta2)
 from ..api.meta import ObjectMeta, OwnerReference
 from ..controlplane.apiserver import DELETED
+from ..controlplane.context import Context
 from ..controlplane.events import NORMAL
-
-if TYPE_CHECKING:
-    from .scheduler import Kueue
 
 SOURCE = "kueue-job-controller"   # UNVERIFIED: the recorder name of the Job reconciler
 
@@ -63,8 +61,18 @@ def pod_count(job: Job) -> int:
     return n
 
 
+class QueueManager(Protocol):
+    """What the reconciler needs of the controller-manager (upstream: the client and the queue manager)."""
+
+    ctx: Context
+    jobs: dict[str, Job]
+    workload_priority_classes: dict[str, int]
+
+    def job_changed(self, wl: Workload, job: Job) -> None: ...
+
+
 class JobReconciler:
-    def __init__(self, kueue: "Kueue"):
+    def __init__(self, kueue: QueueManager):
         self.kueue = kueue
         self.ctx = kueue.ctx
         self.by_job: dict[str, Workload] = {}            # job UID → its Workload

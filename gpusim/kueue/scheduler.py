@@ -270,7 +270,6 @@ class Kueue:
                 info, a, _ = e
                 return (a.borrow if a is not None else True, -info.priority, info.queued_at, info.seq)
         entries.sort(key=key)
-        progressed = False
         preempting_roots: set[int] = set()
         for info, a, msg in entries:
             node = self.nodes[info.cq]
@@ -299,14 +298,12 @@ class Kueue:
                 self._set_pending(info, WAITING_FOR_PREEMPTED,
                                   f"{msg}. Pending the preemption of {len(targets)} workload(s)")
                 q.requeue(info, immediate=True)
-                progressed = True
                 continue
             if not all(v <= node.available(fr) for fr, v in usage.items()):
                 self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
                 q.requeue(info, immediate=True)
                 continue
             self._admit(info, a)
-            progressed = True
         return True
 
     def _signature(self, info: Info) -> None:
@@ -545,7 +542,7 @@ def _flavor_resources(cq: Any) -> list[tuple[str, str]]:
 
 
 def install(sim: Any) -> Optional[Kueue]:
-    """ADDONS hook: a kueue-controller-manager when the scenario holds any Kueue object (or a Job naming a
+    """Add-on install (gpusim.cluster.components): a kueue-controller-manager when the scenario holds any Kueue object (or a Job naming a
     queue); its webhook suspends such Jobs on create."""
     from .jobframework import webhook
     sc = sim.scenario
@@ -556,5 +553,5 @@ def install(sim: Any) -> Optional[Kueue]:
     api.admission["Job"] = webhook(api.admission.get("Job"))
     kueue = Kueue(sim.ctx, sc.kueue_config, objects)
     for wl in objects.get(Workload.RESOURCE, []):
-        sim.ctx.env.process(sim._submit(wl))
+        sim.ctx.env.process(sim.submit(wl))
     return kueue

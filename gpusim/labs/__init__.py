@@ -23,7 +23,11 @@ def __getattr__(name: str):
     if name == "plot_gpu_memory":
         from .plots import plot_gpu_memory
         return plot_gpu_memory
+    if name in ("fairness_report", "with_preemptable_training"):
+        from . import report
+        return getattr(report, name)
     raise AttributeError(f"module 'gpusim.labs' has no attribute {name!r}")
 
 
-__all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text", "plot_gpu_memory"]
+__all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text", "plot_gpu_memory",
+           "fairness_report", "with_preemptable_training"]

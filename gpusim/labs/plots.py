@@ -1,4 +1,4 @@
-"""Memory-over-time picture for the GPU sharing labs (reads ``gpusim.node.sharing.memory_timeline``).
+"""Memory-over-time picture for the GPU sharing labs (reads ``gpusim.views.sharing.memory_timeline``).
 
 One panel per physical GPU: each pod's device memory stacked (the top is what the GPU holds) — or, under
 MPS, where every client has its own limit, one line per pod with the pinned limit dashed — the GPU's
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..node.sharing import memory_timeline
+from ..views.sharing import memory_timeline
 from .checks import OOM_FUNCTION
 
 
@@ -30,10 +30,10 @@ def plot_gpu_memory(result, node: Optional[str] = None, gpus: Optional[list[int]
     import matplotlib.pyplot as plt
 
     if node is None:
-        node = next((n for n, kl in sorted(result.kubelets.items()) if getattr(kl, "gpu_memory", None)), None)
+        node = next((n for n in sorted(result.kubelets) if result.gpu_memory(n) is not None), None)
         if node is None:
             raise ValueError("no node with GPU memory in this run")
-    mem = result.kubelets[node].gpu_memory
+    mem = result.gpu_memory(node)
     by_index = {g.index: g for g in mem.gpus.values()}
     if gpus is None:
         gpus = sorted(i for i, g in by_index.items() if g.history) or sorted(by_index)[:1]

@@ -32,3 +32,8 @@ def read(disk: dict[str, Any]) -> tuple[dict, list[str]]:
         ids = [i for group in e["DeviceIDs"].values() for i in group]
         pod_devices.setdefault(e["PodUID"], {}).setdefault(e["ContainerName"], {})[e["ResourceName"]] = (ids, e["AllocResp"])
     return pod_devices, list(data.get("RegisteredDevices", {}))
+
+
+def pod_device_entries(disk: dict[str, Any]) -> list[dict]:
+    """The checkpoint's PodDeviceEntries as written (``[]`` before the first write)."""
+    return list(disk.get(CHECKPOINT_FILE, {}).get("Data", {}).get("PodDeviceEntries", []))

@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Optional
 
 import yaml
 
-from ..api.quantity import parse_quantity
 from ..api.hami import (ANN_ALLOCATED, ANN_BIND_PHASE, ANN_GPU_POLICY, ANN_NODE_POLICY, ANN_REGISTER,  # noqa: F401
                         ANN_TO_ALLOCATE, CONFIGMAP_KEY, CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, DEFAULT_SPLIT_COUNT,
                         DEVICE_TYPE, HAMI_RESOURCES, NODE_LABEL, NODE_LABEL_VALUE, RESOURCE_CORES, RESOURCE_MEM,

@@ -16,17 +16,18 @@ from typing import Generator, Optional
 import simpy
 
 from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerStateTerminated,
-                           ContainerStateWaiting, ContainerStatus, NodeCondition, Pod, PodCondition)
+                           ContainerStateWaiting, ContainerStatus, NodeCondition, Pod)
 from ..api.duration import parse_duration
-from ..api.quantity import format_quantity, parse_quantity
+from ..api.quantity import parse_quantity
 from ..api.v1helper import is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
 from ..componenthelpers.podutil import set_condition
 from ..componenthelpers.resource import pod_requests
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
-from ..controlplane.apiserver import ADDED, DELETED
+from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
+from . import checkpoint
 from .deviceplugin import NvidiaDevicePlugin, mig_devices
 from .devicemanager import AllocateError, DeviceManager
 from .grpc import Channel, RpcError
@@ -75,6 +76,10 @@ class Kubelet:
         ctx.env.process(self._admission_loop())
 
     # --- lifecycle ----------------------------------------------------------------------------------
+
+    def checkpoint_entries(self) -> list[dict]:
+        """The device manager checkpoint's PodDeviceEntries on this node's disk (what ``describe pod`` reads)."""
+        return checkpoint.pod_device_entries(self.disk)
     def start(self) -> None:
         """Kubelet start: device manager from checkpoint, immediate node status, pods re-admitted."""
         ctx = self.ctx

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import yaml
 
 from ..api.errors import FieldError
-from ..api.schema import IntOrString, decode
+from ..api.schema import decode
 
 VERSION = "v1"
 SHARED_SUFFIX = ".shared"   # DefaultSharedResourceNameSuffix

@@ -27,7 +27,7 @@ follow the node's sharing strategy (the device plugin config; node-side referenc
 
 A failed container exits with code 1 (reason ``Error``, message ``CUDA error: out of memory``); the
 kubelet's restart policy does the rest. "Exceeds" is strict: usage that reaches the limit exactly and
-stays there does not fail. :func:`memory_timeline` gives per-GPU samples for plots.
+stays there does not fail. ``gpusim.views.sharing.memory_timeline`` gives per-GPU samples for plots.
 """
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..api.duration import parse_duration
 from ..api.quantity import parse_quantity
 from ..api.validation import ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH, OOM_EXIT_CODE, OOM_MESSAGE, parse_growth  # noqa: F401
 
@@ -262,38 +261,3 @@ class GPUMemory:
 def _mib(v: Fraction) -> str:
     v = Fraction(v)
     return str(v.numerator) if v.denominator == 1 else f"{float(v):.1f}"
-
-
-def memory_timeline(result, node: str, gpu_index: int) -> list[tuple[float, dict[str, float]]]:
-    """Samples [(t, {pod: MiB})] of one GPU at every change point (starts, ends of growth, exits).
-    Between samples usage is linear. At an exit two samples share the time: just before, then after.
-    A pod with several containers on the GPU is summed."""
-    kl = result.kubelets[node]
-    mem: Optional[GPUMemory] = getattr(kl, "gpu_memory", None)
-    if mem is None:
-        return []
-    gpu = next((g for g in mem.gpus.values() if g.index == gpu_index), None)
-    if gpu is None:
-        return []
-    end = Fraction(result.end)
-    points: set[Fraction] = set()
-    for u in gpu.history:
-        stop = Fraction(u.end) if u.end is not None else end
-        points.update(p for p in (u.start, u.ramp_end, stop) if u.start <= p <= stop)
-    out: list[tuple[float, dict[str, float]]] = []
-
-    def sample(t: Fraction, include_ending: bool) -> dict[str, float]:
-        vals: dict[str, Fraction] = {}
-        for u in gpu.history:
-            stop = Fraction(u.end) if u.end is not None else None
-            if u.start > t or (stop is not None and (stop < t or (stop == t and not include_ending))):
-                continue
-            vals[u.pod] = vals.get(u.pod, Fraction(0)) + u.at(t)
-        return {k: float(v) for k, v in sorted(vals.items())}
-
-    for t in sorted(points):
-        before, after = sample(t, True), sample(t, False)
-        if before != after:
-            out.append((float(t), before))
-        out.append((float(t), after))
-    return out

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Any, Callable, Optional, Protocol, runtime_checkable
+from typing import Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
 from ..api.quantity import parse_quantity

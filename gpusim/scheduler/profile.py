@@ -43,6 +43,7 @@ class ProfileSpec:
     weights: dict[str, int]
     args: dict[str, Any] = field(default_factory=dict)
     percentage_of_nodes_to_score: Optional[int] = None
+    default_plugins: list[str] = field(default_factory=list)   # the default profile's, in registry order
 
 
 # default_plugins.go applyFeatureGates: plugins appended to the default multiPoint set under a gate.
@@ -136,7 +137,7 @@ def build_profile(p: KubeSchedulerProfile, registry: Registry, path: str,
     used = {n for names in points.values() for n in names}
     weights = {n: (w or 1) for n, w in weights.items() if n in used}   # getValidScoreWeights: 0 → 1
     pct = p.percentage_of_nodes_to_score if p.percentage_of_nodes_to_score is not None else global_percentage
-    return ProfileSpec(p.scheduler_name, points, weights, args, pct)
+    return ProfileSpec(p.scheduler_name, points, weights, args, pct, [n for n, _ in DEFAULT_PLUGINS])
 
 
 class _Probe:

@@ -18,12 +18,11 @@ requeue the pod.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Generator, Optional
 
 import numpy as np
 
-from ..api.core_v1 import Node, Pod
+from ..api.core_v1 import DEFAULT_SCHEDULER_NAME, Node, Pod
 from ..controlplane.apiserver import ADDED, DELETED, MODIFIED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
@@ -37,7 +36,6 @@ from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
 from .vectorized import SCORE_SKIP_ONLY, NodeTable, eligible, find_feasible, score as vector_score
 
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
 MAX_MESSAGE = 1024                          # handleSchedulingFailure truncates event messages

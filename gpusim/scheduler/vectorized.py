@@ -11,7 +11,7 @@ checks, over random clusters, that both paths choose the same nodes with the sam
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 

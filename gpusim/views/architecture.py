@@ -21,6 +21,8 @@ import networkx as nx
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch, Patch
 
+from ..api.core_v1 import DEFAULT_SCHEDULER_NAME
+
 # Extension points in execution order (pkg/scheduler/framework, kube-scheduler/framework/interface.go).
 EXTENSION_POINTS = ["PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
                     "Reserve", "Permit", "PreBind", "Bind", "PostBind"]
@@ -113,9 +115,7 @@ def component_graph(result=None) -> nx.DiGraph:
         profiles = list(result.scheduler.frameworks)
         nodes = sorted(result.kubelets)
     else:
-        from ..scheduler.profile import build_profiles
-        from ..scheduler.registry import in_tree_registry
-        profiles = [p.scheduler_name for p in build_profiles(None, in_tree_registry())[0]]
+        profiles = [DEFAULT_SCHEDULER_NAME]
         nodes = []
     g.nodes["kube-scheduler"]["profiles"] = profiles
     g.nodes["kube-scheduler"]["label"] = "kube-scheduler\nprofiles: " + ", ".join(profiles)
@@ -212,23 +212,10 @@ def _shrink(size, x, y, ox, oy) -> float:
 
 # --- extension points ------------------------------------------------------------------------------
 
-def load_profiles(text: Optional[str] = None) -> dict[str, Any]:
-    """Resolved profiles (scheduler name → ProfileSpec) of a KubeSchedulerConfiguration in YAML ``text``;
-    without text, the default profile."""
-    if text is None:
-        from ..scheduler.profile import build_profiles
-        from ..scheduler.registry import in_tree_registry
-        specs = build_profiles(None, in_tree_registry())[0]
-    else:
-        from ..api.scenario import load
-        specs = load(texts=[("<profiles>", text)]).scheduler_profiles
-    return {p.scheduler_name: p for p in specs}
-
-
 def _plugin_order(spec) -> list[str]:
-    from ..scheduler.registry import DEFAULT_PLUGINS
+    """The default profile's plugins in their registry order (``spec.default_plugins``), then the others."""
     seen = [n for pt in EXTENSION_POINTS for n in spec.points.get(pt, ())]
-    known = [n for n, _ in DEFAULT_PLUGINS if n in seen]
+    known = [n for n in spec.default_plugins if n in seen]
     return known + [n for n in dict.fromkeys(seen) if n not in known]
 
 
@@ -309,4 +296,46 @@ def draw_extension_point_map(profiles: dict[str, Any], ax=None):
                        for k, lb in enumerate(labels)],
               loc="upper center", bbox_to_anchor=(0.5, -0.17), fontsize=7.5, ncol=1, frameon=False)
     ax.set_title("Which plugin hooks into which extension point (w = Score weight)")
+    return ax
+
+
+# --- the package's layers ---------------------------------------------------------------------------
+
+def layer_table() -> str:
+    """The layers of gpusim (gpusim/layers.py, the table the import-linter contracts encode), top to bottom."""
+    from ..layers import LAYERS
+    from .kubectl import _table
+    rows = [["LAYER", "PACKAGES", "WHAT"]]
+    for layer in LAYERS:
+        rows.append([layer.name, (" | " if layer.independent else ", ").join(layer.packages), layer.what])
+    return _table(rows)
+
+
+def draw_layers(ax=None):
+    """The layers as a stack of bands, one box per package; imports point only downwards (and, inside the
+    components band, only from volcano to scheduler)."""
+    from ..layers import LAYERS
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 0.62 * len(LAYERS) + 0.6))
+    n = len(LAYERS)
+    for i, layer in enumerate(LAYERS):
+        y = n - 1 - i
+        ax.add_patch(FancyBboxPatch((0.0, y + 0.08), 3.0, 0.84, boxstyle="round,pad=0.02", fc="#f2f2f2",
+                                    ec="grey", lw=0.8))
+        ax.text(1.5, y + 0.5, layer.name, ha="center", va="center", fontsize=9, weight="bold")
+        k = len(layer.packages)
+        width = (8.8 - 0.15 * (k - 1)) / k
+        for j, pkg in enumerate(layer.packages):
+            x = 3.2 + j * (width + 0.15)
+            ax.add_patch(FancyBboxPatch((x, y + 0.14), width, 0.72, boxstyle="round,pad=0.02",
+                                        fc="#dbe9f6" if layer.name != "components" else "#e3f1e0", ec="#4a6f94",
+                                        lw=0.9))
+            ax.text(x + width / 2, y + 0.5, pkg, ha="center", va="center", fontsize=9, family="monospace")
+    ax.annotate("", xy=(12.25, 0.1), xytext=(12.25, n - 0.1),
+                arrowprops=dict(arrowstyle="->", color="dimgrey", lw=1.5))
+    ax.text(12.4, n / 2, "imports point down only", rotation=90, va="center", fontsize=8.5, color="dimgrey")
+    ax.set_xlim(-0.1, 12.8)
+    ax.set_ylim(-0.1, n + 0.1)
+    ax.axis("off")
+    ax.set_title("gpusim's layers (gpusim/layers.py = import-linter contracts in pyproject.toml)")
     return ax

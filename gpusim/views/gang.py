@@ -106,7 +106,7 @@ def permit_timeline(result, group: str = "", namespace: str = "default", workloa
     queue) → permit-wait (assumed, waiting on Permit for its siblings) → bound (binding done, kubelet
     starting the containers) → running; a Permit rejection sends the pod back to pending and is listed
     in ``rejections`` [(time, message)]. Read from the scheduler's trace and the pods' status."""
-    from .kubectl import to_json
+    from ..records import to_json
     started = {(d["namespace"], d["name"]): (d["startedAt"], d["finishedAt"]) for d in to_json(result)["pods"]}
     rows = []
     for pod in gang_pods(result, group, namespace, workload):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 WL = "Workload.kueue.x-k8s.io"
-ADDON = "gpusim.kueue"
+ADDON = "kueue"
 
 
 def _kueue(result):

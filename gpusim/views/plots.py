@@ -68,7 +68,6 @@ def lifecycle_chart(result, pod: str, namespace: str = "default", ax=None):
     xs = {l: i for i, l in enumerate(lanes)}
     for i, (time, comp, fn, res) in enumerate(recs):
         x = xs.get(comp, len(lanes) - 1)
-        ok = not res or res in ("Success", "Succeeded") or not res[:1].isupper() or "Warning" not in res
         color = "tab:red" if ("failed" in res.lower() or "Insufficient" in res or "rejected" in res.lower()) else "tab:blue"
         ax.plot(x, i, "o", color=color)
         ax.text(x + 0.08, i, f"t={time:.3f}s  {fn}", va="center", fontsize=7)

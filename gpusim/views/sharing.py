@@ -8,12 +8,14 @@ shares the whiteboard, i.e. memory); MPS is one room with a taped-off area of wh
 is a room split by real walls.
 
 Views read finished runs (``memory_timeline``, trace records with function ``cuda.cudaMalloc``);
-``sharing_scenario`` / ``compare_sharing`` only write YAML and call ``gpusim.run``.
+``sharing_scenario`` / ``with_sharing_mode`` only write YAML. Running them (``compare_sharing``,
+``sharing_widget``) is in gpusim.experiments.sharing.
 """
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from fractions import Fraction
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import matplotlib.pyplot as plt
 import yaml
@@ -251,28 +253,6 @@ def sharing_scenario(mode: str = "time-slicing", tenants: int = 4, model: str = 
     return with_sharing_mode(yaml.safe_dump_all(docs, sort_keys=False), mode, max(2, tenants))
 
 
-Scenario = Union[None, str, Callable[[str], str]]
-
-
-def compare_sharing(scenario: Scenario = None, modes: Iterable[str] = MODES, replicas: int = 4,
-                    **kwargs: Any) -> dict:
-    """Run the same workload under each mode → ``{mode: Result}``. ``scenario``: None (the 4-tenant
-    :func:`sharing_scenario`, ``kwargs`` passed on), YAML text (rewritten by :func:`with_sharing_mode` with
-    ``replicas``), or a callable ``mode → YAML text``."""
-    from ..controlplane.simulation import run
-
-    out = {}
-    for mode in modes:
-        if scenario is None:
-            text = sharing_scenario(mode, **kwargs)
-        elif callable(scenario):
-            text = scenario(mode)
-        else:
-            text = with_sharing_mode(scenario, mode, replicas)
-        out[mode] = run(text=text)
-    return out
-
-
 def oom_records(result, node: Optional[str] = None, gpu_index: Optional[int] = None) -> list:
     """Trace records of CUDA out-of-memory failures (function ``cuda.cudaMalloc``)."""
     recs = [x for x in result.trace.records if x.function == OOM_FUNCTION]
@@ -306,11 +286,43 @@ def format_sharing_summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table)
 
 
+def memory_timeline(result, node: str, gpu_index: int) -> list[tuple[float, dict[str, float]]]:
+    """Samples [(t, {pod: MiB})] of one GPU at every change point (starts, ends of growth, exits).
+    Between samples usage is linear. At an exit two samples share the time: just before, then after.
+    A pod with several containers on the GPU is summed."""
+    mem = result.gpu_memory(node)
+    if mem is None:
+        return []
+    gpu = next((g for g in mem.gpus.values() if g.index == gpu_index), None)
+    if gpu is None:
+        return []
+    end = Fraction(result.end)
+    points: set[Fraction] = set()
+    for u in gpu.history:
+        stop = Fraction(u.end) if u.end is not None else end
+        points.update(p for p in (u.start, u.ramp_end, stop) if u.start <= p <= stop)
+    out: list[tuple[float, dict[str, float]]] = []
+
+    def sample(t: Fraction, include_ending: bool) -> dict[str, float]:
+        vals: dict[str, Fraction] = {}
+        for u in gpu.history:
+            stop = Fraction(u.end) if u.end is not None else None
+            if u.start > t or (stop is not None and (stop < t or (stop == t and not include_ending))):
+                continue
+            vals[u.pod] = vals.get(u.pod, Fraction(0)) + u.at(t)
+        return {k: float(v) for k, v in sorted(vals.items())}
+
+    for t in sorted(points):
+        before, after = sample(t, True), sample(t, False)
+        if before != after:
+            out.append((float(t), before))
+        out.append((float(t), after))
+    return out
+
+
 def memory_stack(result, node: Optional[str] = None, gpu_index: int = 0, ax=None):
     """Stacked GPU memory of each pod on one GPU over time (``memory_timeline``), the GPU's memory as a line
     (and, under MPS, the per-client pinned limit dashed), OOM instants as red ticks. Returns the axes."""
-    from ..node.sharing import memory_timeline
-
     node = node or next(iter(result.kubelets))
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 3.4))
@@ -319,7 +331,7 @@ def memory_stack(result, node: Optional[str] = None, gpu_index: int = 0, ax=None
     ts = [t for t, _ in samples]
     if samples:
         ax.stackplot(ts, [[vals.get(p, 0.0) / 1024 for _, vals in samples] for p in pods], labels=pods, alpha=0.8)
-    mem = getattr(result.kubelets[node], "gpu_memory", None)
+    mem = result.gpu_memory(node)
     strategy = mem.strategy if mem is not None else "none"
     if mem is not None:
         ax.axhline(mem.total_mib / 1024, color="black", lw=1.2, label=f"GPU memory {mem.total_mib / 1024:g} GiB")
@@ -441,27 +453,3 @@ def mig_layout_widget(model: str = "A100-SXM4-80GB", counts: Optional[dict[str, 
     dd.observe(build, names="value")
     build(initial=counts if counts is not None else {"4g.40gb": 1, "3g.40gb": 1})
     display(w.VBox([dd, box, out]))
-
-
-def sharing_widget(mode: str = "time-slicing", tenants: int = 4):
-    """Pick a sharing mode and the number of tenants on one A100-80GB (the last tenant's memory grows):
-    rerun :func:`sharing_scenario` and show the memory stack and the summary."""
-    import ipywidgets as w
-    from IPython.display import display
-
-    dd = w.Dropdown(options=list(MODES), value=mode, description="mode")
-    n = w.IntSlider(value=tenants, min=1, max=8, description="tenants", continuous_update=False)
-    out = w.Output()
-
-    def show(change=None):
-        with out:
-            out.clear_output(wait=True)
-            cmp = compare_sharing(modes=[dd.value], tenants=n.value)
-            print(format_sharing_summary(sharing_summary(cmp)))
-            memory_stack(cmp[dd.value])
-            plt.show()
-
-    dd.observe(show, names="value")
-    n.observe(show, names="value")
-    show()
-    display(w.VBox([w.HBox([dd, n]), out]))

@@ -1,10 +1,10 @@
-"""Views of a run with Volcano (see gpusim.volcano): jobs, PodGroup conditions, queue shares per session,
-and proportion's water-filling as a table. They read records; they never drive the simulation.
+"""Views of a run with Volcano (see gpusim.volcano): jobs, PodGroup conditions, queue shares per session.
+They read records; they never drive the simulation (proportion's water-filling on given numbers is
+gpusim.experiments.volcano.water_filling).
 
     r = gs.run("examples/volcano-queues.yaml")
     print(gs.volcano_summary(r))
     gs.queue_shares(r)            # one row per session and queue: deserved / allocated / share
-    gs.water_filling({"a": (1, {"nvidia.com/gpu": 8}), "b": (3, {"nvidia.com/gpu": 6})}, {"nvidia.com/gpu": 8})
 """
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from typing import Any, Optional
 
 from ..api.batch_volcano_sh_v1alpha1 import Job
 from ..api.scheduling_volcano_sh_v1beta1 import PodGroup
-from ..volcano.api import resource
 
-ADDON = "gpusim.volcano"
+ADDON = "volcano"
 GPU = "nvidia.com/gpu"
 
 
@@ -76,40 +75,6 @@ def queue_shares(result: Any, resource_name: str = GPU) -> list[dict]:
                         "request": _amount(resource_name, a["request"].get(resource_name, 0)),
                         "share": round(a["share"], 4)})
     return out
-
-
-def water_filling(queues: dict[str, tuple], total: dict[str, float]) -> list[dict]:
-    """proportion's deserved-share loop on given numbers: ``queues`` maps name → (weight, request) or
-    (weight, request, capability) or (weight, request, capability, guarantee), resources as plain numbers
-    (devices; cpu in millicores, memory in bytes); one row per round and queue with its deserved share
-    and what remains."""
-    from ..volcano.plugins.proportion import QueueAttr, water_fill
-    attrs = []
-    guarantees = resource()
-    for name, spec in queues.items():
-        weight, request, *rest = spec
-        a = QueueAttr(name, weight)
-        a.request = resource(request)
-        cap = rest[0] if rest else None
-        guar = rest[1] if len(rest) > 1 else None
-        if guar:
-            a.guarantee = resource(guar)
-            for k, v in a.guarantee.items():
-                guarantees[k] = guarantees.get(k, 0) + v
-        a.capability = resource(cap) if cap else None
-        attrs.append(a)
-    tot = resource(total)
-    for a in attrs:
-        real = {k: tot.get(k, 0) - guarantees.get(k, 0) + a.guarantee.get(k, 0) for k in tot}
-        if a.capability is not None:
-            real = {k: min(v, a.capability.get(k, float("inf"))) for k, v in real.items()}
-        a.real_capability = resource(real)
-    rows = []
-    for i, rnd in enumerate(water_fill(attrs, tot), start=1):
-        for name, d in rnd["deserved"].items():
-            rows.append({"round": i, "queue": name, "deserved": {k: v for k, v in d.items() if v},
-                         "remaining": {k: v for k, v in rnd["remaining"].items() if v}})
-    return rows
 
 
 def _table(rows: list[list[str]]) -> str:

@@ -2,15 +2,15 @@
 CRDs (mirrors volcano-sh/volcano: pkg/scheduler, pkg/controllers/{job,podgroup,queue}, and what the Helm
 chart installs: the ``default`` Queue, the scheduler's ConfigMap).
 
-``install(sim)`` is one of the simulation's ADDONS: it runs only when the scenario holds a Volcano object
-(Queue, PodGroup of scheduling.volcano.sh, Job of batch.volcano.sh) or a pod / Job template that names
-``schedulerName: volcano``. The kube-scheduler leaves those pods alone (they name another scheduler) and
+``install(sim)`` is one of the simulation's add-ons (gpusim.cluster.components): it runs only when the
+scenario holds a Volcano object (Queue, PodGroup of scheduling.volcano.sh, Job of batch.volcano.sh) or a
+pod / Job template that names ``schedulerName: volcano``. The kube-scheduler leaves those pods alone (they name another scheduler) and
 still counts their resources on the nodes once they are bound.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generator, Optional
+from typing import Any, Optional
 
 from ..api.batch_volcano_sh_v1alpha1 import SCHEDULER_NAME, Job
 from ..api.scheduling_volcano_sh_v1beta1 import DEFAULT_QUEUE, PodGroup, Queue, QueueSpec, default_queue
@@ -29,7 +29,7 @@ def needed(sc: Any) -> bool:
 
 @dataclass
 class Volcano:
-    """The installed components; ``result.addons["gpusim.volcano"]``."""
+    """The installed components; ``result.addons["volcano"]``."""
 
     conf: Any
     scheduler: Any
@@ -40,9 +40,7 @@ class Volcano:
 
 def install(sim: Any) -> Optional[Volcano]:
     from ..api.core_v1 import Namespace
-    from ..api.duration import parse_duration
     from ..api.meta import ObjectMeta
-    from ..api.validation import ANNOTATION_SUBMIT_AT
     from .conf import from_configmaps
     from .job_controller import JobController
     from .podgroup_controller import PodGroupController
@@ -69,13 +67,6 @@ def install(sim: Any) -> Optional[Volcano]:
     job_controller = JobController(ctx, priorities)
     pg_controller = PodGroupController(ctx, (SCHEDULER_NAME,))
     scheduler = VolcanoScheduler(ctx, conf)
-
-    def submit(obj) -> Generator:
-        at = parse_duration(obj.metadata.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
-        if at:
-            yield ctx.env.timeout(at)
-        api.create(obj)
-
     for job in sc.objects.get(Job.RESOURCE, []):
-        ctx.env.process(submit(job))
+        ctx.env.process(sim.submit(job))
     return Volcano(conf, scheduler, job_controller, pg_controller, queue_controller)

@@ -165,7 +165,7 @@ def validate_args(percentage: int, absolute: int) -> None:
     if absolute < 0:
         errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
     if percentage == 0 and absolute == 0:
-        errs += [f"minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
+        errs += ["minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
                  "minCandidateNodesAbsolute",
                  "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
                  "minCandidateNodesPercentage"]

@@ -145,7 +145,7 @@ def new(args: Any, handle: Any) -> GangScheduling:
 
 
 def install(sim: Any) -> Optional[list]:
-    """ADDONS hook: with GenericWorkload on, the apiserver serves Workloads; the scenario's are created
+    """Add-on install (gpusim.cluster.components): with GenericWorkload on, the apiserver serves Workloads; the scenario's are created
     before any workload is submitted. Returns them (None when there are none)."""
     workloads = sim.scenario.objects.get(Workload.RESOURCE, [])
     if not workloads:

@@ -31,7 +31,7 @@ those to the containers at Allocate.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Optional
 
 from ...api import hami
 from ..framework import MAX_NODE_SCORE, Code, Status

@@ -9,10 +9,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gc
-import importlib
 import pickle
 import random
-import uuid
 from dataclasses import dataclass, fields
 from typing import Any, Generator, Optional
 
@@ -21,45 +19,27 @@ import simpy
 from ..api.core_v1 import Node, NodeSpec, NodeStatus
 from ..api.duration import parse_duration
 from ..api.meta import ObjectMeta
-from ..api.scenario import Scenario
 from ..api.scheduling_v1 import SYSTEM_PRIORITY_CLASSES
 from ..api.validation import ANNOTATION_SUBMIT_AT
 from ..controllers.job import JobController
 from ..controllers.nodelifecycle import NodeLifecycleController
 from ..controllers.podgroup import PodGroupController
-from ..node.deviceplugin import MigDevice, NvidiaDevicePlugin
-from ..node.hami import HamiDevicePlugin
+from ..controlplane.admission import admit_pod
+from ..controlplane.apiserver import APIServer
+from ..controlplane.context import Context, Timing
+from ..controlplane.events import EventRecorder
+from ..controlplane.trace import Trace
 from ..hardware.mig import Layout
 from ..hardware.migparted import default_configs
+from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
+from ..node.hami import HamiDevicePlugin
 from ..node.kubelet import Kubelet
 from ..node.migmanager import MigManager
 from ..scheduler.scheduler import Scheduler
-from .admission import admit_pod
-from .apiserver import APIServer
-from .context import Context, Timing
-from .events import EventRecorder
-from .trace import Trace
+from .components import COMPONENTS
+from .scenario import Scenario, load
 
 DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
-# Components installed only when a scenario asks for them (a module with ``install(sim) -> component | None``,
-# called once the core components exist and before workloads are submitted), in this order.
-ADDONS: tuple[str, ...] = ("gpusim.controllers.elasticquota", "gpusim.scheduler.plugins.gangscheduling",
-                          "gpusim.volcano", "gpusim.kueue")
-
-
-def gpu_uuids(rng: random.Random, n: int) -> list[str]:
-    """GPU UUIDs as NVML prints them (GPU-xxxxxxxx-...), drawn from the simulation's seed."""
-    return ["GPU-" + str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n)]
-
-
-def mig_devices(rng: random.Random, layouts: list) -> list[MigDevice]:
-    """The MIG devices of a node's GPUs (one per GPU instance), with MIG-<uuid> IDs from the seed."""
-    out = []
-    for index, layout in enumerate(layouts):
-        for gi in layout.instances if layout.mig_enabled else ():
-            uid = "MIG-" + str(uuid.UUID(int=rng.getrandbits(128), version=4))
-            out.append(MigDevice(uid, index, gi.profile.name, int(gi.profile.memory_gib * 1024), gi.start))
-    return out
 
 
 def _copy_node(n: Node) -> Node:
@@ -94,7 +74,7 @@ class Result:
     kubelets: dict[str, Kubelet]
     end: float
     seed: int = 0
-    addons: dict = dataclasses.field(default_factory=dict)   # ADDONS module name → installed component
+    addons: dict = dataclasses.field(default_factory=dict)   # component name → installed add-on (components.py)
 
     @property
     def api(self) -> APIServer:
@@ -116,6 +96,11 @@ class Result:
 
     def nodes(self) -> list:
         return sorted(self.api.list("Node"), key=lambda n: n.metadata.name)
+
+    def gpu_memory(self, node: str) -> Any:
+        """The GPU memory record of ``node`` (gpusim.node.sharing.GPUMemory: per-GPU usage history), or None."""
+        kl = self.kubelets.get(node)
+        return kl.gpu_memory if kl is not None else None
 
     def jobs(self) -> list:
         return sorted(self.api.list("Job"), key=lambda j: (j.metadata.namespace, j.metadata.name))
@@ -168,10 +153,10 @@ class Simulation:
         self.node_lifecycle = NodeLifecycleController(ctx)
         self.pod_groups = PodGroupController(ctx) if sc.pod_groups else None
         self.addons: dict[str, Any] = {}
-        for name in ADDONS:
-            component = importlib.import_module(name).install(self)
-            if component is not None:
-                self.addons[name] = component
+        for c in COMPONENTS:
+            installed = c.install(self) if c.install is not None else None
+            if installed is not None:
+                self.addons[c.name] = installed
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.
         for kl in self.kubelets.values():
             kl.channel.latency = 0.0
@@ -184,13 +169,14 @@ class Simulation:
         while env.peek() == 0:   # the scheduler's informers see every node before workloads arrive
             env.step()
         for obj in [*sc.pods, *sc.jobs]:
-            env.process(self._submit(obj))
+            env.process(self.submit(obj))
         for fault in sc.faults:
             env.process(self._fault(fault))
         for action in sc.actions:
             env.process(self._action(action))
 
-    def _submit(self, obj: Any) -> Generator:
+    def submit(self, obj: Any) -> Generator:
+        """Create ``obj`` at its ``gpusim.io/submit-at`` time (a process on the clock)."""
         at = parse_duration(obj.metadata.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
         if at:
             yield self.ctx.env.timeout(at)
@@ -261,7 +247,6 @@ class Simulation:
 def run(*paths: str, seed: Optional[int] = None, until: Optional[str | float] = None,
         text: Optional[str] = None) -> Result:
     """Load and run a scenario from files (and/or YAML ``text``)."""
-    from ..api.scenario import load
     sc = load(paths, [("<text>", text)] if text else [])
     u = parse_duration(until) if isinstance(until, str) else until
     return Simulation(sc, seed=seed, until=u).run()

@@ -1,0 +1,413 @@
+"""Loading a scenario: YAML files → validated, typed objects (the scenario contract of DESIGN.md).
+
+The loader decodes every document (``api.scheme``), expands NodePools into Nodes, checks the references
+between objects, and then runs each component's configuration check from the table in
+``gpusim.cluster.components``. Every error names the file, the document, the object
+(kind/namespace/name) and the field path.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+import yaml
+
+from ..api.batch_v1 import Job
+from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, NodeStatus, Pod, Taint
+from ..api.duration import DurationError, parse_duration
+from ..api.errors import InputError, Source
+from ..api.kueue_x_k8s_io import Workload as KueueWorkload
+from ..api.gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
+from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
+from ..api.meta import ObjectMeta
+from ..api.nvidia_v1 import ClusterPolicy
+from ..api.policy_v1 import PodDisruptionBudget, validate_pdb
+from ..api.quantity import QuantityError, parse_quantity
+from ..api.schema import json_name
+from ..api.scheme import ObjectErrors, decode_document, is_namespaced, object_error, raise_all, resource_of
+from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota, validate_pod_group
+from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
+from ..api.scheduling_v1alpha1 import Workload, validate_workload
+from ..api.validation import unsupported, validate_job, validate_name, validate_pod, validate_taint
+from ..hardware import CATALOG, GPUModel, vgpu
+from ..hardware.mig import full_gpu_labels
+from .components import COMPONENTS
+
+SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
+# Kinds with a list of their own on Scenario; every other kind lands in Scenario.objects[resource].
+LISTS = {"Pod": "pods", "Node": "nodes", "Namespace": "namespaces", "ConfigMap": "configmaps", "Job": "jobs",
+         "PriorityClass": "priority_classes", "NodePool": "node_pools", "Fault": "faults", "Action": "actions",
+         "PodDisruptionBudget": "pdbs", "PodGroup": "pod_groups"}
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+MAX_POOL_NODES = 100_000
+# Versions whose scheduler behaviour differs where gpusim models it (taint message ≤1.33,
+# resource Unresolvable ≥1.34, BalancedAllocation formula 1.36).
+KUBERNETES_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
+MAX_GPUS_PER_NODE = 16
+
+
+@dataclass
+class Scenario:
+    """Everything a simulation is built from. ``gpus`` maps node name → (model, count)."""
+
+    simulation: Simulation = field(default_factory=Simulation)
+    nodes: list[Node] = field(default_factory=list)
+    gpus: dict[str, tuple[GPUModel, int]] = field(default_factory=dict)
+    namespaces: list[Namespace] = field(default_factory=list)
+    configmaps: list[ConfigMap] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    node_pools: list[NodePool] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    objects: dict[str, list] = field(default_factory=dict)           # resource → objects of the other kinds
+    scheduler_config: Optional[KubeSchedulerConfiguration] = None
+    cluster_policy: Optional[ClusterPolicy] = None
+    plugin_configs: dict = field(default_factory=dict, repr=False)   # node name → device plugin Config
+    mig_layouts: dict = field(default_factory=dict, repr=False)      # node name → list of mig.Layout per GPU
+    mig_strategies: dict = field(default_factory=dict, repr=False)   # node name → none | single | mixed
+    hami: dict = field(default_factory=dict, repr=False)             # node name → node.hami.HamiConfig
+    mig_parted_config: Any = field(default=None, repr=False)         # ClusterPolicy migManager's ConfigMap
+    shared_devices_allocation_policy: str = "distributed"            # device plugin env, v0.20
+    scheduler_profiles: list = field(default_factory=list, repr=False)
+    scheduler_queue: dict = field(default_factory=dict, repr=False)
+    kueue_config: Any = field(default=None, repr=False)             # api.kueue_x_k8s_io.KueueConfig, None = no Kueue
+    sources: dict[int, Source] = field(default_factory=dict, repr=False)
+
+    def source(self, obj: Any) -> Optional[Source]:
+        return self.sources.get(id(obj))
+
+
+
+def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Source]]:
+    """Parse one file (or ``text`` labelled ``path``) into documents with their sources."""
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"{path}: cannot read file: {e.strerror}") from None
+    out: list[tuple[Any, Source]] = []
+    docs = []
+    try:
+        for doc in yaml.safe_load_all(text):
+            docs.append(doc)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        # The failing document is the one after the last that parsed.
+        raise InputError(f"YAML syntax error{where}: {problem}", Source(path, len(docs) + 1)) from None
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        out.append((doc, Source(path, i)))
+    return out
+
+
+def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Scenario:
+    """Load files (``paths``) and in-memory YAML (``texts`` as (label, text)) into a Scenario."""
+    docs: list[tuple[Any, Source]] = []
+    for p in paths:
+        docs += read_documents(p)
+    for label, text in texts:
+        docs += read_documents(label, text)
+    sc = Scenario()
+    seen: dict[tuple[str, str, str], Source] = {}
+    singletons: dict[str, list] = {k: [] for k in SINGLETONS}
+    for doc, source in docs:
+        obj = decode_document(doc, source)
+        sc.sources[id(obj)] = source
+        kind, resource = obj.kind, resource_of(obj)
+        namespaced = is_namespaced(obj)
+        if namespaced and not obj.metadata.namespace:
+            obj.metadata.namespace = "default"
+        if kind in SINGLETONS:
+            singletons[kind].append(obj)
+            continue
+        if kind == "Pod" and not obj.metadata.name and obj.metadata.generate_name:
+            raise object_error(obj, source, "metadata.name", "Required value: gpusim needs explicit pod names "
+                       "(generateName is only filled in by the apiserver)")
+        raise_all(obj, source, validate_name(obj.metadata.name, label=kind == "Namespace"))
+        key = (resource, obj.metadata.namespace if namespaced else "", obj.metadata.name)
+        if key in seen:
+            raise object_error(obj, source, "metadata.name", f'Duplicate value: "{obj.metadata.name}" (first defined in {seen[key]})')
+        seen[key] = source
+        if resource in LISTS:
+            getattr(sc, LISTS[resource]).append(obj)
+        else:
+            sc.objects.setdefault(resource, []).append(obj)
+    for kind, objs in singletons.items():
+        if len(objs) > 1:
+            raise InputError(f"at most one {kind} object is allowed; another is in {sc.sources[id(objs[0])]}",
+                             sc.sources[id(objs[1])], kind, "", getattr(getattr(objs[1], "metadata", None), "name", ""))
+    if singletons["Simulation"]:
+        sc.simulation = singletons["Simulation"][0]
+    if singletons["KubeSchedulerConfiguration"]:
+        sc.scheduler_config = singletons["KubeSchedulerConfiguration"][0]
+    if singletons["ClusterPolicy"]:
+        sc.cluster_policy = singletons["ClusterPolicy"][0]
+    _validate_simulation(sc)
+    _expand_pools(sc)
+    _explicit_node_gpus(sc)
+    errors = ObjectErrors(sc.source)
+    _validate_objects(sc, errors)
+    for component in COMPONENTS:
+        if component.check is not None:
+            component.check(sc, errors)
+    return sc
+
+
+def _duration(obj: Any, sc: Scenario, path: str, value: Optional[str], positive: bool = False) -> Optional[float]:
+    if value is None:
+        return None
+    try:
+        d = parse_duration(str(value))
+    except DurationError as e:
+        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": {e}') from None
+    if d < 0 or (positive and d == 0):
+        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": must be greater than 0')
+    return d
+
+
+def _validate_simulation(sc: Scenario) -> None:
+    sim = sc.simulation
+    if sim.spec.seed < 0:
+        raise object_error(sim, sc.source(sim), "spec.seed", f'Invalid value: {sim.spec.seed}: must be greater than or equal to 0')
+    _duration(sim, sc, "spec.until", sim.spec.until, positive=True)
+    for f in dataclasses.fields(sim.spec.timing):
+        _duration(sim, sc, f"spec.timing.{json_name(f)}", getattr(sim.spec.timing, f.name))
+    if sim.spec.kubernetes_version not in KUBERNETES_VERSIONS:
+        raise object_error(sim, sc.source(sim), "spec.kubernetesVersion",
+                   unsupported(sim.spec.kubernetes_version, tuple(KUBERNETES_VERSIONS)))
+    raise_all(sim, sc.source(sim), validate_feature_gates(sim.spec))
+
+
+def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = True) -> None:
+    try:
+        q = parse_quantity(value)
+    except QuantityError as e:
+        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": {e}') from None
+    if q < 0 or (positive and q == 0):
+        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": must be greater than 0')
+
+
+def _expand_pools(sc: Scenario) -> None:
+    names = {n.metadata.name for n in sc.nodes}
+    for pool in sc.node_pools:
+        s, src = pool.spec, sc.source(pool)
+        if not 1 <= s.count <= MAX_POOL_NODES:
+            raise object_error(pool, src, "spec.count", f"Invalid value: {s.count}: must be between 1 and {MAX_POOL_NODES}, inclusive")
+        _quantity(pool, sc, "spec.cpu", s.cpu)
+        _quantity(pool, sc, "spec.memory", s.memory)
+        if s.pods < 1:
+            raise object_error(pool, src, "spec.pods", f"Invalid value: {s.pods}: must be greater than 0")
+        model = None
+        if s.gpu is not None:
+            if s.gpu.model not in CATALOG:
+                raise object_error(pool, src, "spec.gpu.model", unsupported(s.gpu.model, tuple(CATALOG)))
+            if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
+                raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
+            model = CATALOG[s.gpu.model]
+            if s.gpu.vgpu is not None:
+                model = _vgpu_model(pool, sc, model)
+        for i, t in enumerate(s.taints):
+            raise_all(pool, src, validate_taint(t, f"spec.taints[{i}]"))
+        for i in range(s.count):
+            node = pool_node(pool, i, model)
+            if node.metadata.name in names:
+                raise object_error(pool, src, "metadata.name", f'node "{node.metadata.name}" already exists')
+            names.add(node.metadata.name)
+            sc.nodes.append(node)
+            sc.sources[id(node)] = src
+            if model is not None and s.gpu.count:
+                sc.gpus[node.metadata.name] = (model, s.gpu.count)
+
+
+def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
+    """Node ``<pool>-<index>`` of a NodePool, with the kubelet's well-known labels (k8s.io/api/core/v1
+    well_known_labels.go) and, on GPU nodes, the labels GPU Feature Discovery writes for whole GPUs
+    (NVIDIA/k8s-device-plugin internal/lm/resource.go; ``nvidia.com/vgpu.present`` in a vGPU guest). GPU
+    capacity is not set here: the kubelet adds it once the device plugin has registered."""
+    s = pool.spec
+    name = f"{pool.metadata.name}-{index}"
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "gpusim.io/node-pool": pool.metadata.name}
+    if model is not None and s.gpu is not None and s.gpu.count:
+        labels.update(full_gpu_labels(model, s.gpu.count))
+        if s.gpu.vgpu is not None:
+            labels["nvidia.com/vgpu.present"] = "true"
+    labels.update(s.labels)
+    base = {"cpu": str(s.cpu), "memory": str(s.memory), "pods": str(s.pods)}
+    return Node(metadata=ObjectMeta(name=name, labels=labels),
+                spec=NodeSpec(taints=[Taint(key=t.key, value=t.value, effect=t.effect) for t in s.taints]),
+                status=NodeStatus(capacity=dict(base), allocatable=dict(base)))
+
+
+def _vgpu_model(pool: NodePool, sc: Scenario, physical: GPUModel) -> GPUModel:
+    """A NodePool of VMs with time-sliced vGPUs: each vGPU is a GPU with the type's framebuffer."""
+    v, src = pool.spec.gpu.vgpu, sc.source(pool)
+    try:
+        t = vgpu.vgpu_type(v.type)
+    except KeyError as e:
+        raise object_error(pool, src, "spec.gpu.vgpu.type", f'Unsupported value: "{v.type}": {e.args[0]}') from None
+    if t.physical.name != physical.name:
+        raise object_error(pool, src, "spec.gpu.vgpu.type", f'Invalid value: "{v.type}": a {t.board} vGPU type runs on '
+                   f"{t.physical.name}, not {physical.name}")
+    if v.scheduler not in vgpu.SCHEDULERS:
+        raise object_error(pool, src, "spec.gpu.vgpu.scheduler", unsupported(v.scheduler, tuple(vgpu.SCHEDULERS)))
+    if pool.spec.gpu.count > 1 and t.max_per_gpu > 1:
+        # several vGPUs in one VM are supported for types that take a whole GPU (UNVERIFIED for every release)
+        raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {pool.spec.gpu.count}: a VM gets one fractional "
+                   f"vGPU ({v.type} is 1/{t.max_per_gpu} of a GPU); only whole-GPU types can be attached several times")
+    return vgpu.guest_model(t)
+
+
+def _explicit_node_gpus(sc: Scenario) -> None:
+    """A plain v1 Node with capacity nvidia.com/gpu: N gets N GPUs of the model named by its
+    nvidia.com/gpu.product label (a catalog name or product string)."""
+    by_product = {m.product: m for m in CATALOG.values()} | dict(CATALOG)
+    for node in sc.nodes:
+        src = sc.source(node)
+        for i, t in enumerate(node.spec.taints):
+            raise_all(node, src, validate_taint(t, f"spec.taints[{i}]"))
+        for part in ("capacity", "allocatable"):
+            for res, v in getattr(node.status, part).items():
+                _quantity(node, sc, f"status.{part}[{res}]", v, positive=False)
+        if node.metadata.name in sc.gpus or NVIDIA_GPU not in node.status.capacity:
+            continue
+        count = parse_quantity(node.status.capacity[NVIDIA_GPU])
+        if count.denominator != 1 or not 0 < count <= MAX_GPUS_PER_NODE:
+            raise object_error(node, src, f"status.capacity[{NVIDIA_GPU}]", f'Invalid value: "{node.status.capacity[NVIDIA_GPU]}": '
+                       f"must be an integer between 1 and {MAX_GPUS_PER_NODE}")
+        product = node.metadata.labels.get("nvidia.com/gpu.product")
+        if product not in by_product:
+            raise object_error(node, src, "metadata.labels[nvidia.com/gpu.product]",
+                       f'Invalid value: "{product or ""}": a Node with {NVIDIA_GPU} capacity needs this label naming '
+                       "a GPU model: " + ", ".join(sorted(CATALOG)))
+        sc.gpus[node.metadata.name] = (by_product[product], int(count))
+
+
+def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
+    """Per-object validation of the core kinds and the references between objects; fills in the
+    namespaces and PriorityClasses that ``errors`` hands on to the component checks."""
+    namespaces = set(BUILTIN_NAMESPACES) | {n.metadata.name for n in sc.namespaces}
+    # the namespaces the components' installations create (gpu-operator, volcano-system, kueue-system)
+    namespaces |= {c.namespace for c in COMPONENTS if c.namespace and c.needed(sc)}
+    errors.namespaces = namespaces
+    for obj in sc.objects.get("LocalQueue", []) + sc.objects.get(KueueWorkload.RESOURCE, []):
+        if obj.metadata.namespace not in namespaces:
+            raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
+    classes = dict(SYSTEM_PRIORITY_CLASSES)
+    defaults = []
+    for pc in sc.priority_classes:
+        if pc.value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            raise object_error(pc, sc.source(pc), "value", f"Invalid value: {pc.value}: maximum allowed value of a user "
+                       f"defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
+        if pc.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
+            raise object_error(pc, sc.source(pc), "preemptionPolicy",
+                       unsupported(pc.preemption_policy, ("Never", "PreemptLowerPriority")))
+        classes[pc.metadata.name] = pc.value
+        if pc.global_default:
+            defaults.append(pc)
+    if len(defaults) > 1:
+        raise object_error(defaults[1], sc.source(defaults[1]), "globalDefault", "Invalid value: true: "
+                   f'PriorityClass "{defaults[0].metadata.name}" is already marked as default. Only one default can exist')
+    nodes = {n.metadata.name for n in sc.nodes}
+    for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
+        if obj.metadata.namespace not in namespaces:
+            raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
+    for pod in sc.pods:
+        raise_all(pod, sc.source(pod), validate_pod(pod))
+        _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
+    for pdb in sc.pdbs:
+        raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
+    for pg in sc.pod_groups:
+        raise_all(pg, sc.source(pg), validate_pod_group(pg))
+    generic_workload = sc.simulation.spec.feature_gates.get("GenericWorkload", False)
+    for w in sc.objects.get(Workload.RESOURCE, []):
+        if not generic_workload:
+            raise object_error(w, sc.source(w), "", f'no matches for kind "Workload" in version "{w.api_version}" (alpha: '
+                       "enable it with spec.featureGates.GenericWorkload: true in the Simulation)")
+        if w.metadata.namespace not in namespaces:
+            raise object_error(w, sc.source(w), "metadata.namespace", f'namespaces "{w.metadata.namespace}" not found')
+        raise_all(w, sc.source(w), validate_workload(w))
+    for obj, spec, path in [*((p, p.spec, "spec") for p in sc.pods),
+                            *((j, j.spec.template.spec, "spec.template.spec") for j in sc.jobs)]:
+        if spec.workload_ref is not None and not generic_workload:
+            raise object_error(obj, sc.source(obj), f"{path}.workloadRef", "Forbidden: alpha field; enable the feature gate "
+                       "GenericWorkload in the Simulation's spec.featureGates (a real apiserver drops the field "
+                       "silently when the gate is off)")
+    quota_of: dict[str, Any] = {}
+    for eq in sc.objects.get("ElasticQuota", []):
+        if eq.metadata.namespace not in namespaces:
+            raise object_error(eq, sc.source(eq), "metadata.namespace", f'namespaces "{eq.metadata.namespace}" not found')
+        raise_all(eq, sc.source(eq), validate_elastic_quota(eq))
+        if eq.metadata.namespace in quota_of:
+            raise object_error(eq, sc.source(eq), "metadata.namespace", "Forbidden: only one ElasticQuota per namespace is "
+                       f'supported (scheduler-plugins uses the first; "{quota_of[eq.metadata.namespace]}" is already '
+                       "defined)")
+        quota_of[eq.metadata.namespace] = eq.metadata.name
+    for job in sc.jobs:
+        raise_all(job, sc.source(job), validate_job(job))
+        _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
+    errors.priority_classes = classes
+    for action in sc.actions:
+        s, src = action.spec, sc.source(action)
+        if s.type not in ACTION_TYPES:
+            raise object_error(action, src, "spec.type", unsupported(s.type, tuple(ACTION_TYPES)))
+        _duration(action, sc, "spec.at", s.at)
+        if s.node not in nodes:
+            raise object_error(action, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+        if s.type == "LabelNode" and not s.labels:
+            raise object_error(action, src, "spec.labels", "Required value: LabelNode sets or removes at least one label")
+        if s.type != "LabelNode" and s.labels:
+            raise object_error(action, src, "spec.labels", "Forbidden: only LabelNode takes labels")
+    for fault in sc.faults:
+        s, src = fault.spec, sc.source(fault)
+        if s.type not in FAULT_TYPES:
+            raise object_error(fault, src, "spec.type", unsupported(s.type, tuple(FAULT_TYPES)))
+        _duration(fault, sc, "spec.at", s.at)
+        _duration(fault, sc, "spec.downtime", s.downtime)
+        if s.node not in nodes:
+            raise object_error(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+        if s.type == "XidError":
+            n_gpus = sc.gpus.get(s.node, (None, 0))[1]
+            if s.gpu is None:
+                raise object_error(fault, src, "spec.gpu", "Required value: the index of the GPU that reports the XID")
+            if not 0 <= s.gpu < n_gpus:
+                raise object_error(fault, src, "spec.gpu", f"Invalid value: {s.gpu}: node {s.node} has {n_gpus} GPU(s)")
+            if s.xid < 0:
+                raise object_error(fault, src, "spec.xid", f"Invalid value: {s.xid}: must be greater than or equal to 0")
+        elif s.gpu is not None:
+            raise object_error(fault, src, "spec.gpu", "Forbidden: only XidError faults name a GPU")
+        if s.type in ("KubeletRestart", "DevicePluginCrash") and s.downtime is not None \
+                and parse_duration(s.downtime) == 0:
+            raise object_error(fault, src, "spec.downtime", f'Invalid value: "{s.downtime}": must be greater than 0')
+        if s.type == "NodeDown" and s.downtime is not None:
+            raise object_error(fault, src, "spec.downtime", "Forbidden: a NodeDown node does not come back in this version "
+                       "of gpusim")
+        if s.type == "XidError" and s.downtime is not None:
+            raise object_error(fault, src, "spec.downtime", "Forbidden: an XidError has no downtime; the device stays "
+                       "Unhealthy until the device plugin restarts")
+
+
+def _check_pod_refs(obj: Any, spec: Any, path: str, sc: Scenario, classes: dict[str, int], nodes: set[str]) -> None:
+    src = sc.source(obj)
+    if spec.priority_class_name and spec.priority_class_name not in classes:
+        # plugin/pkg/admission/priority: the Priority admission plugin's message.
+        raise object_error(obj, src, f"{path}.priorityClassName", f"no PriorityClass with name {spec.priority_class_name} was found")
+    if spec.node_name and spec.node_name not in nodes:
+        raise object_error(obj, src, f"{path}.nodeName", f'Not found: "{spec.node_name}": no such node in the scenario '
+                   "(a real cluster accepts it and the pod garbage collector deletes the pod)")
+
+
+def load_profiles(text: Optional[str] = None) -> dict[str, Any]:
+    """Resolved scheduler profiles (scheduler name → ProfileSpec) of a KubeSchedulerConfiguration in YAML
+    ``text``; without text, the default profile."""
+    sc = load(texts=[("<profiles>", text)] if text is not None else [])
+    return {p.scheduler_name: p for p in sc.scheduler_profiles}
