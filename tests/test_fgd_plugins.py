@@ -304,8 +304,8 @@ def test_fgd_profile_in_a_simulation():
     """Enabled through a KubeSchedulerConfiguration like any plugin: the second half-GPU pod joins the
     first (fragmentation falls: 56 against 43 on the empty GPU), the whole-GPU pod takes the other node,
     and a fourth pod finds no room — Open-Gpu-Share's reason is "Node:<name>"."""
-    from gpusim.controlplane.simulation import run
-    r = run(text=SCENARIO)
+    import gpusim as gs
+    r = gs.run(text=SCENARIO)
     placed = {p: r.pod(p).spec.node_name for p in ("half-1", "half-2", "whole", "third")}
     assert placed["half-1"] == placed["half-2"] != placed["whole"] and placed["third"] == ""
     assert {p: r.pod(p).metadata.annotations.get("alibabacloud.com/gpu-index") for p in placed} == \
