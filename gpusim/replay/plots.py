@@ -62,7 +62,7 @@ def plot_unallocated_bars(docs: Sequence[dict], published: Optional[dict[str, tu
     pols = [p for p in POLICY_ORDER if any(p in groups.get(t, {}) for t in order)]
     pols += sorted({p for t in order for p in groups.get(t, {})} - set(pols))
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(5, 1.6 * len(order) + 2), 3.8))
+        _, ax = plt.subplots(figsize=(min(max(5, 1.1 * len(order) + 2), 16), 4.2))
     width = 0.8 / max(len(pols), 1)
     cmap = plt.get_cmap("tab10")
     for j, pol in enumerate(pols):
@@ -77,7 +77,7 @@ def plot_unallocated_bars(docs: Sequence[dict], published: Optional[dict[str, tu
         if published and pol in published and order:
             x = (j - (len(pols) - 1) / 2) * width
             ax.plot([x - width / 2, x + width / 2], [published[pol][0]] * 2, color="black", linewidth=2)
-    ax.set_xticks(range(len(order)), order)
+    ax.set_xticks(range(len(order)), order, rotation=30 if len(order) > 6 else 0, ha="right" if len(order) > 6 else "center")
     ax.set(ylabel="Unallocated GPUs (%) at 100% arrival", title="Unallocated GPUs by policy (mean ± sd over seeds)")
     ax.legend(fontsize=8, ncol=min(len(pols), 6))
     return ax

@@ -183,6 +183,8 @@ class ReplayResult:
         return None
 
     def to_json(self) -> dict:
+        """The ``-o json`` document: arrived, allocated and fragTotal in % of cluster GPU capacity;
+        fragIdle, the paper's fragmentation ratio, in % of the idle GPUs."""
         curve = self.curve()
         at = {}
         for a in (100, 130):
