@@ -27,6 +27,7 @@ test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
+	$(MAKE) --no-print-directory site
 
 # The course as a static site (build/site/course/index.html), from the committed outputs; any warning
 # (a broken link, a missing image, a document outside the table of contents) fails the build.

@@ -167,7 +167,42 @@ class CapacitySchedulingArgs:
     kind: Optional[str] = None
 
 
+@dataclass
+class NodeResourceTopologyScoringStrategy:
+    """scheduler-plugins apis/config/v1 ScoringStrategy: MostAllocated, BalancedAllocation,
+    LeastAllocated or LeastNUMANodes, and per-resource weights. No default for ``type`` once the
+    strategy is given (SetDefaults_NodeResourceTopologyMatchArgs defaults only an absent strategy)."""
+
+    type: str = ""
+    resources: Optional[list[ResourceSpec]] = None
+
+
+@dataclass
+class NodeResourceTopologyCache:
+    """apis/config/v1 NodeResourceTopologyCache (defaults: foreignPodsDetect All, resyncMethod
+    Autodetect, informerMode Dedicated)."""
+
+    foreign_pods_detect: Optional[str] = None
+    resync_method: Optional[str] = None
+    informer_mode: Optional[str] = None
+    resync_scope: Optional[str] = None
+
+
+@dataclass
+class NodeResourceTopologyMatchArgs:
+    """apis/config/v1 NodeResourceTopologyMatchArgs."""
+
+    api_version: Optional[str] = None
+    kind: Optional[str] = None
+    scoring_strategy: Optional[NodeResourceTopologyScoringStrategy] = None
+    cache_resync_period_seconds: Optional[int] = None
+    discard_reserved_nodes: bool = False
+    cache: Optional[NodeResourceTopologyCache] = None
+    preemption_mode: Optional[str] = None
+
+
 ARGS_TYPES: dict[str, type] = {
+    "NodeResourceTopologyMatch": NodeResourceTopologyMatchArgs,
     "Coscheduling": CoschedulingArgs,
     "CapacityScheduling": CapacitySchedulingArgs,
     "NodeResourcesFit": NodeResourcesFitArgs,

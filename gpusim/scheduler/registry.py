@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .plugins import (capacityscheduling, coscheduling, gangscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
+                      noderesourcetopology,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 from .plugins import (bestfitscore, dotproductscore, fgdscore, gpuclusteringscore, gpupackingscore, opengpushare,
                       randomscore)
@@ -46,6 +47,7 @@ def in_tree_registry() -> Registry:
     r.register(hami.NAME, hami.new)   # HAMi's scheduler fit: opt-in, not in DEFAULT_PLUGINS
     r.register(coscheduling.NAME, coscheduling.new)   # scheduler-plugins: opt-in through a profile
     r.register(capacityscheduling.NAME, capacityscheduling.new)   # scheduler-plugins: opt-in through a profile
+    r.register(noderesourcetopology.NAME, noderesourcetopology.new)   # scheduler-plugins: opt-in through a profile
     r.register(gangscheduling.NAME, gangscheduling.new)   # alpha, in the default profile only with its feature gate
     # the FGD simulator's GPU sharing and its six placement policies: opt-in through a profile
     for m in (opengpushare, randomscore, dotproductscore, gpuclusteringscore, gpupackingscore, bestfitscore, fgdscore):

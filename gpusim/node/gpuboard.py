@@ -1,0 +1,37 @@
+"""What NVML reports about a server board's GPU pairs, as go-gpuallocator's device list builder sees it.
+
+Adapter from a board graph of :mod:`gpusim.hardware.topology` to :class:`gpusim.node.gpuallocator.PairTopology`:
+``pcie`` is the board's PCIe class of the pair (NVML ``nvmlDeviceGetTopologyCommonAncestor``), ``nvlinks`` the
+NVLinks ``nvidia-smi`` reports (direct bonded links, or through an NVSwitch the smaller of the two GPUs' link
+counts) and ``via_nvswitch`` whether those links end on a switch rather than on the peer, which is what
+go-gpuallocator's ``GetNVLink`` misses (the NVSwitch blind spot). :func:`board_devices` builds the
+``gpuallocator.Device`` list the best-effort policy scores.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import networkx as nx
+
+from gpusim.hardware import topology as hw
+from gpusim.node.gpuallocator import Device, PairTopology, new_devices
+
+
+def pair_function(g: nx.Graph) -> Callable[[int, int], PairTopology]:
+    """The ``pair(i, j)`` input of :func:`gpusim.node.gpuallocator.new_devices` for board ``g`` (GPU indices)."""
+    def pair(i: int, j: int) -> PairTopology:
+        a, b = hw.gpu_node(g, i), hw.gpu_node(g, j)
+        links = hw.nvlink_links(g, a, b)
+        direct = hw.direct_nvlinks(g, a, b)
+        return PairTopology(pcie=hw.pcie_class(g, a, b), nvlinks=links, via_nvswitch=links > 0 and direct == 0)
+    return pair
+
+
+def board_devices(g: nx.Graph, uuids: Optional[Sequence[str]] = None, detect_nvswitch: bool = False) -> list[Device]:
+    """go-gpuallocator's device list for every GPU of board ``g`` in index order; ``uuids`` default to
+    ``GPU-<index>``. ``detect_nvswitch`` models HAMi#2103 (NVSwitch pairs count their NVLinks)."""
+    n = len(hw.gpus(g))
+    ids = list(uuids) if uuids is not None else [f"GPU-{i}" for i in range(n)]
+    if len(ids) != n:
+        raise ValueError(f"{g.graph['board']} has {n} GPUs, got {len(ids)} uuids")
+    return new_devices(ids, pair_function(g), detect_nvswitch=detect_nvswitch)
