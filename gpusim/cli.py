@@ -4,6 +4,8 @@
     gpusim describe pod NAME -f FILE... [-n NAMESPACE]
     gpusim describe node NAME -f FILE...
     gpusim explain pod NAME -f FILE... [-n NAMESPACE]
+    gpusim replay alibaba [--trace NAME] [--policy NAME] [--seed N] [--tune 1.3] [-o table|json]
+    gpusim sweep [--traces ...] [--policies ...] [--seeds 42-51] [--address tcp://HOST:8786] [--out FILE]
 
 Exit 0 when the simulation ran (pending pods are a result), 2 with a one-paragraph error when
 the input is invalid.
@@ -68,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="a scenario file; repeat for several")
     ex.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
     _run_options(ex)
+    from .replay.cli import add_parsers as add_replay_parsers
+    add_replay_parsers(sub)   # replay alibaba, sweep (gpusim/replay/cli.py)
     return p
 
 
@@ -101,6 +105,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _main(args, kubectl) -> int:
     try:
+        if args.command in ("replay", "sweep"):
+            from .replay.cli import main as replay_main
+            return replay_main(args)
         if args.command == "run":
             result = _run(args.files, args.seed, args.until)
             out = args.output

@@ -20,8 +20,9 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("command line", ("cli",), "`gpusim run`, `describe`, `explain`: prints what kubectl would show"),
     Layer("labs", ("labs",), "lab tooling and checkers"),
-    Layer("experiments", ("comparison", "experiments"),
-          "scenarios built, run and compared (stacks, scoring strategies, sharing modes); widgets that rerun",
+    Layer("experiments", ("comparison", "experiments", "replay"),
+          "scenarios built, run and compared (stacks, scoring strategies, sharing modes); widgets that rerun; "
+          "trace replay at production scale (the Alibaba GPU trace, the FGD study's policies, sweeps)",
           independent=True),
     Layer("views", ("views",), "kubectl text, figures and widgets of a finished run"),
     Layer("metrics", ("metrics",), "per-tenant GPU share, utilization, queueing delay, JCT, wasted GPU-hours"),

@@ -7,6 +7,8 @@ from typing import Any, Callable
 from .plugins import (capacityscheduling, coscheduling, gangscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
                       noderesourcetopology,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
+from .plugins import (bestfitscore, dotproductscore, fgdscore, gpuclusteringscore, gpupackingscore, opengpushare,
+                      randomscore)
 
 Factory = Callable[[Any, Any], Any]
 
@@ -47,6 +49,9 @@ def in_tree_registry() -> Registry:
     r.register(capacityscheduling.NAME, capacityscheduling.new)   # scheduler-plugins: opt-in through a profile
     r.register(noderesourcetopology.NAME, noderesourcetopology.new)   # scheduler-plugins: opt-in through a profile
     r.register(gangscheduling.NAME, gangscheduling.new)   # alpha, in the default profile only with its feature gate
+    # the FGD simulator's GPU sharing and its six placement policies: opt-in through a profile
+    for m in (opengpushare, randomscore, dotproductscore, gpuclusteringscore, gpupackingscore, bestfitscore, fgdscore):
+        r.register(m.NAME, m.new)
     return r
 
 
