@@ -561,12 +561,14 @@ def explore(policy: str = "kueue", weight_a: int = 1, weight_b: int = 1, guarant
 def policy_widget(w: MultiTenant = MultiTenant()) -> Any:
     """ipywidgets controls for ``explore`` (needs a running Jupyter kernel)."""
     import ipywidgets as widgets
+
+    from .views.display import Shown
     total = w.total_gpus
-    return widgets.interactive(
+    return Shown(widgets.interactive(
         lambda policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, preemptable: explore(
             policy, weight_a, weight_b, guaranteed_b, borrowing_limit, reclaim, preemptable, w) and None,
         policy=widgets.Dropdown(options=list(POLICIES), value="kueue"),
         weight_a=widgets.IntSlider(1, 1, 8), weight_b=widgets.IntSlider(1, 1, 8),
         guaranteed_b=widgets.IntSlider(total // 2, 0, total, w.gpus_per_node // 2),
         borrowing_limit=widgets.IntSlider(-1, -1, total, 1, description="borrow (−1 = ∞)"),
-        reclaim=widgets.Checkbox(True), preemptable=widgets.Checkbox(False, description="Volcano preemptable"))
+        reclaim=widgets.Checkbox(True), preemptable=widgets.Checkbox(False, description="Volcano preemptable")))

@@ -205,3 +205,13 @@ def test_cluster_queue_usage_names_equal_quotas_in_one_band():
     assert "nominalQuota 8: team-a, team-b" in labels
     assert sum(lbl.endswith(" usage") for lbl in labels) == 2
     plt.close("all")
+
+
+def test_a_widget_read_without_a_kernel_says_so():
+    """Where a notebook is read without a kernel (GitHub, the static site), a widget's text/plain is a sentence
+    pointing at its static twin, not the widget's Python repr."""
+    ipywidgets = pytest.importorskip("ipywidgets")
+    from gpusim.views.display import STATIC_TWIN, Shown
+    data = Shown(ipywidgets.VBox([ipywidgets.IntSlider(3)]))._repr_mimebundle_()
+    assert data["text/plain"] == STATIC_TWIN
+    assert "application/vnd.jupyter.widget-view+json" in data

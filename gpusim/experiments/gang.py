@@ -30,6 +30,8 @@ def coscheduling_widget(text: str, group: str, max_member: int = 8, check: Optio
     """Sliders for ``minMember`` and ``scheduleTimeoutSeconds`` over :func:`explore_coscheduling` (needs a running
     Jupyter kernel; its static twin is one direct call of ``explore_coscheduling``)."""
     import ipywidgets as widgets
-    return widgets.interactive(
+
+    from ..views.display import Shown
+    return Shown(widgets.interactive(
         lambda min_member, timeout: explore_coscheduling(text, group, min_member, timeout, check) and None,
-        min_member=widgets.IntSlider(max_member, 1, max_member), timeout=widgets.IntSlider(60, 10, 600, 10))
+        min_member=widgets.IntSlider(max_member, 1, max_member), timeout=widgets.IntSlider(60, 10, 600, 10)))

@@ -10,6 +10,7 @@ from ..cluster.simulation import run
 from ..views.explain import explain_pod
 from ..views.scoring import (DEFAULT, STRATEGIES, filter_score_scenario, fragmentation, fragmentation_table,
                              plot_fragmentation, score_bars, with_scoring_strategy)
+from ..views.display import show_widget
 
 
 def compare_strategies(yaml_text: str, strategies: Iterable[str] = STRATEGIES, gpu_weight: int = 5,
@@ -37,7 +38,6 @@ def filter_score_widget(gpu_request: int = 4, used_gpus: int = 6, strategy: str 
     """Sliders for the demo pod's GPU request and a100-0's used GPUs, and the scoring strategy:
     every change reruns the three-node scenario and shows explain_pod and the score bars."""
     import ipywidgets as w
-    from IPython.display import display
 
     req = w.IntSlider(value=gpu_request, min=0, max=8, description="GPU request", continuous_update=False)
     used = w.IntSlider(value=used_gpus, min=0, max=8, description="a100-0 used", continuous_update=False)
@@ -57,13 +57,12 @@ def filter_score_widget(gpu_request: int = 4, used_gpus: int = 6, strategy: str 
     for c in (req, used, strat):
         c.observe(show, names="value")
     show()
-    display(w.VBox([w.HBox([req, used, strat]), out]))
+    show_widget(w.VBox([w.HBox([req, used, strat]), out]))
 
 def strategy_widget(yaml_text: str, t: Optional[float] = None, pod: str = "big", pod_size: int = 8):
     """A scoring strategy and a GPU weight: rerun the scenario, show fragmentation at ``t`` (next to
     LeastAllocated with the same weight) and where ``pod`` went."""
     import ipywidgets as w
-    from IPython.display import display
 
     strat = w.Dropdown(options=["MostAllocated", "LeastAllocated", DEFAULT], value="MostAllocated",
                        description="strategy")
@@ -86,4 +85,4 @@ def strategy_widget(yaml_text: str, t: Optional[float] = None, pod: str = "big",
     strat.observe(show, names="value")
     weight.observe(show, names="value")
     show()
-    display(w.VBox([w.HBox([strat, weight]), out]))
+    show_widget(w.VBox([w.HBox([strat, weight]), out]))

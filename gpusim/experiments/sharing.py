@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 from ..cluster.simulation import run
 from ..views.sharing import (MODES, format_sharing_summary, plot_gpu_memory, sharing_scenario, sharing_summary,
                              with_sharing_mode)
+from ..views.display import show_widget
 
 Scenario = Union[None, str, Callable[[str], str]]
 
@@ -33,7 +34,6 @@ def sharing_widget(mode: str = "time-slicing", tenants: int = 4):
     """Pick a sharing mode and the number of tenants on one A100-80GB (the last tenant's memory grows):
     rerun :func:`sharing_scenario` and show the memory stack and the summary."""
     import ipywidgets as w
-    from IPython.display import display
 
     dd = w.Dropdown(options=list(MODES), value=mode, description="mode")
     n = w.IntSlider(value=tenants, min=1, max=8, description="tenants", continuous_update=False)
@@ -50,4 +50,4 @@ def sharing_widget(mode: str = "time-slicing", tenants: int = 4):
     dd.observe(show, names="value")
     n.observe(show, names="value")
     show()
-    display(w.VBox([w.HBox([dd, n]), out]))
+    show_widget(w.VBox([w.HBox([dd, n]), out]))

@@ -58,11 +58,13 @@ def queue_weight_widget(text: str, queues: tuple[str, str] = ("team-a", "team-b"
     """Two weight sliders over :func:`explore_queue_weights` (needs a running Jupyter kernel; its static twin is
     one direct call)."""
     import ipywidgets as widgets
+
+    from ..views.display import Shown
     a, b = queues
-    return widgets.interactive(
+    return Shown(widgets.interactive(
         lambda weight_a, weight_b: explore_queue_weights(text, {a: weight_a, b: weight_b}, until) and None,
         weight_a=widgets.IntSlider(start[0], 1, 8, description=f"{a} weight"),
-        weight_b=widgets.IntSlider(start[1], 1, 8, description=f"{b} weight"))
+        weight_b=widgets.IntSlider(start[1], 1, 8, description=f"{b} weight")))
 
 
 def weight_sweep(text: str, pairs: list[tuple[int, int]], job: str, queues: tuple[str, str] = ("team-a", "team-b"),

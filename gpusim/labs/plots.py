@@ -6,6 +6,7 @@ Fragmentation over time and by seed for lab 08 (and chapter 07), with a widget o
 from __future__ import annotations
 
 from ..views.sharing import plot_gpu_memory
+from ..views.display import show_widget
 
 __all__ = ["plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget"]
 
@@ -61,7 +62,6 @@ def fragmentation_widget(builds: dict, seed: int = 0):
     fragmentation over time with the comparison table."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from IPython.display import display
 
     from .fragmentation import compare, format_comparison
     slider = w.IntSlider(value=seed, min=0, max=19, description="seed", continuous_update=False)
@@ -77,4 +77,4 @@ def fragmentation_widget(builds: dict, seed: int = 0):
 
     slider.observe(show, names="value")
     show()
-    display(w.VBox([slider, out]))
+    show_widget(w.VBox([slider, out]))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..componenthelpers.resource import container_requests, pod_requests
-from .topologymanager import BitMask, ProviderHints, TopologyHint, iterate_bitmasks
+from .topologymanager import ProviderHints, TopologyHint, iterate_bitmasks
 
 NODE_WITHOUT_TOPOLOGY = -1     # devicemanager nodeWithoutTopology
 

@@ -20,6 +20,7 @@ import yaml
 from ..api.core_v1 import NVIDIA_GPU
 from .explain import attempts_for, explain_pod
 from .kubectl import ts
+from .display import show_widget
 
 STRATEGIES = ("LeastAllocated", "MostAllocated")
 DEFAULT = "default"   # no KubeSchedulerConfiguration: LeastAllocated over cpu and memory only
@@ -273,7 +274,6 @@ def explain_widget(result, pod: Optional[str] = None, namespace: str = "default"
     """A dropdown of scheduling attempts (of one pod, or of every pod in time order) showing the
     explain_pod text and the score bars of the chosen attempt."""
     import ipywidgets as w
-    from IPython.display import display
 
     attempts = attempts_for(result, pod, namespace) if pod else list(result.scheduler.attempts)
     numbers, seen = {}, {}
@@ -300,7 +300,7 @@ def explain_widget(result, pod: Optional[str] = None, namespace: str = "default"
 
     dd.observe(show, names="value")
     show()
-    display(w.VBox([dd, out]))
+    show_widget(w.VBox([dd, out]))
 
 
 # --- Filter and Score on a three-node cluster ----------------------------------------------------------

@@ -59,6 +59,7 @@ def _vgpu_max_per_gpu() -> dict[str, int]:
 
 VGPU_MAX_PER_GPU = _vgpu_max_per_gpu()
 from ..api.hami import DEFAULT_SPLIT_COUNT as HAMI_DEVICE_SPLIT_COUNT   # noqa: E402  helm deviceSplitCount
+from .display import show_widget
 
 
 def isolation_table() -> list[dict[str, Any]]:
@@ -633,7 +634,6 @@ def mig_layout_widget(model: str = "A100-SXM4-80GB", counts: Optional[dict[str, 
     """Pick a MIG-capable GPU and how many instances of each profile: the placement (or why it is invalid)
     is drawn with :func:`mig_slice_map`."""
     import ipywidgets as w
-    from IPython.display import display
 
     dd = w.Dropdown(options=[m.name for m in CATALOG.values() if m.mig_capable], value=model, description="GPU")
     box = w.VBox()
@@ -658,4 +658,4 @@ def mig_layout_widget(model: str = "A100-SXM4-80GB", counts: Optional[dict[str, 
 
     dd.observe(build, names="value")
     build(initial=counts if counts is not None else {"4g.40gb": 1, "3g.40gb": 1})
-    display(w.VBox([dd, box, out]))
+    show_widget(w.VBox([dd, box, out]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from .plots import format_state_at, plot_state_at, timeline_instants
+from .display import show_widget
 
 
 def timeline_options(result) -> list[tuple[str, float]]:
@@ -17,7 +18,6 @@ def timeline_slider(result, node=None, value=None):
     red line at that instant, each pod's phase then, and the events recorded at exactly that instant (so the
     phases and the events under them always agree). Static twin: ``plot_state_at`` and ``format_state_at``."""
     import ipywidgets as w
-    from IPython.display import display
 
     options = timeline_options(result)
     start = value if value is not None else options[0][1]
@@ -34,4 +34,4 @@ def timeline_slider(result, node=None, value=None):
 
     slider.observe(show, names="value")
     show()
-    display(w.VBox([slider, out]))
+    show_widget(w.VBox([slider, out]))
