@@ -16,6 +16,7 @@ import argparse
 import gc
 import json
 import sys
+import warnings
 from typing import Optional
 
 from .api.duration import DurationError, parse_duration
@@ -97,7 +98,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     gc_was_enabled = gc.isenabled()
     gc.disable()   # a short-lived command: cyclic GC scans would cost more than they free
     try:
-        return _main(args, kubectl)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = _main(args, kubectl)
+        for w in caught:   # one line each, as kubectl prints its warnings
+            print(f"warning: {w.message}", file=sys.stderr)
+        return code
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -42,8 +42,10 @@ def to_json(result) -> dict[str, Any]:
         held.setdefault((h.namespace, h.pod), []).append(h)
     pods = []
     for p in result.pods():
+        # a container in CrashLoopBackOff waits; its last run is in lastState
         started = [cs.state.running.started_at if cs.state.running else
-                   (cs.state.terminated.started_at if cs.state.terminated else None)
+                   (cs.state.terminated.started_at if cs.state.terminated else
+                    (cs.last_state.terminated.started_at if cs.last_state and cs.last_state.terminated else None))
                    for cs in p.status.container_statuses]
         finished = [cs.state.terminated.finished_at for cs in p.status.container_statuses if cs.state.terminated]
         sched = p.status.condition("PodScheduled")

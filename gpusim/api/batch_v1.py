@@ -1,6 +1,8 @@
 """``batch/v1`` Job (mirrors k8s.io/api/batch/v1/types.go)."""
 from __future__ import annotations
 
+from .schema import INT32
+
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -17,9 +19,9 @@ class PodTemplateSpec:
 @dataclass
 class JobSpec:
     template: PodTemplateSpec = field(default_factory=PodTemplateSpec, metadata={"required": True})
-    parallelism: Optional[int] = None
-    completions: Optional[int] = None
-    backoff_limit: Optional[int] = None
+    parallelism: Optional[int] = field(default=None, metadata=INT32)
+    completions: Optional[int] = field(default=None, metadata=INT32)
+    backoff_limit: Optional[int] = field(default=None, metadata=INT32)
     suspend: bool = False
     active_deadline_seconds: Optional[int] = None
     ttl_seconds_after_finished: Optional[int] = None

@@ -8,6 +8,8 @@ Defaults: ``schedulerName: volcano``, ``queue: default``, ``maxRetry: 3``, task 
 """
 from __future__ import annotations
 
+from .schema import INT32
+
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
@@ -62,12 +64,12 @@ class LifecyclePolicy:
 @dataclass
 class TaskSpec:
     name: str = ""
-    replicas: int = 0
-    min_available: Optional[int] = None
+    replicas: int = field(default=0, metadata=INT32)
+    min_available: Optional[int] = field(default=None, metadata=INT32)
     template: PodTemplateSpec = field(default_factory=PodTemplateSpec)
     policies: list[LifecyclePolicy] = field(default_factory=list)
     topology_policy: str = ""
-    max_retry: int = 0
+    max_retry: int = field(default=0, metadata=INT32)
     depends_on: Any = None
     partition_policy: Any = None
 
@@ -75,14 +77,14 @@ class TaskSpec:
 @dataclass
 class JobSpec:
     scheduler_name: str = ""
-    min_available: int = 0
+    min_available: int = field(default=0, metadata=INT32)
     volumes: Any = None
     tasks: list[TaskSpec] = field(default_factory=list)
     policies: list[LifecyclePolicy] = field(default_factory=list)
     plugins: dict[str, list[str]] = field(default_factory=dict)
     running_estimate: Any = None
     queue: str = ""
-    max_retry: int = 0
+    max_retry: int = field(default=0, metadata=INT32)
     ttl_seconds_after_finished: Optional[int] = None
     priority_class_name: str = ""
     min_success: Optional[int] = None
@@ -106,7 +108,7 @@ class JobCondition:
 @dataclass
 class JobStatus:
     state: JobState = field(default_factory=JobState)
-    min_available: int = 0
+    min_available: int = field(default=0, metadata=INT32)
     task_status_count: dict[str, Any] = field(default_factory=dict)
     pending: int = 0
     running: int = 0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .meta import ObjectMeta
-from .schema import IntOrString
+from .schema import INT32, IntOrString
 
 # Well-known resource names (k8s.io/api/core/v1 ResourceName constants).
 CPU, MEMORY, PODS, EPHEMERAL_STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
@@ -191,7 +191,7 @@ class PodSpec:
     tolerations: list[Toleration] = field(default_factory=list)
     host_aliases: Any = None
     priority_class_name: str = ""
-    priority: Optional[int] = None
+    priority: Optional[int] = field(default=None, metadata=INT32)
     preemption_policy: Optional[str] = None
     readiness_gates: Any = None
     runtime_class_name: Any = None

@@ -15,6 +15,9 @@ class DurationError(ValueError):
     """A string that Go's time.ParseDuration rejects."""
 
 
+MAX_SECONDS = (2**63 - 1) / 1e9   # Go's time.Duration is int64 nanoseconds: about 2562047h
+
+
 def parse_duration(text: str) -> float:
     """Parse a Go duration into seconds. ``"0"`` is the only value allowed without a unit."""
     if not isinstance(text, str):
@@ -38,7 +41,11 @@ def parse_duration(text: str) -> float:
             raise DurationError(f'time: missing unit in duration "{orig}"')
         if unit not in _UNITS:
             raise DurationError(f'time: unknown unit "{unit}" in duration "{orig}"')
+        if len(num) > 30:
+            raise DurationError(f'time: invalid duration "{orig[:40]}"')
         total += float(num) * _UNITS[unit]
+        if total > MAX_SECONDS:   # format.go: overflow is "invalid duration"
+            raise DurationError(f'time: invalid duration "{orig[:40]}"')
         s = s[m.end():]
     return sign * total
 

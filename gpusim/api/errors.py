@@ -4,6 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def cut(text: str, limit: int = 80) -> str:
+    """Long values are shortened in messages (a 50 MB name must not become a 100 MB error)."""
+    return text if len(text) <= limit else text[:limit] + f"…({len(text)} characters)"
+
+
 class FieldError(ValueError):
     """A problem at one field path inside one object (no file context yet)."""
 
@@ -37,7 +42,7 @@ class InputError(ValueError):
         where = f"{self.source}: " if self.source else ""
         obj = ""
         if self.kind:
-            ref = f"{self.namespace}/{self.name}" if self.namespace else self.name
+            ref = cut(f"{self.namespace}/{self.name}" if self.namespace else self.name)
             obj = f'{self.kind} "{ref}" is invalid: ' if ref else f"{self.kind} is invalid: "
         field = f"{self.path}: " if self.path else ""
         return f"error: {where}{obj}{field}{self.message}"

@@ -18,7 +18,7 @@ from .core_v1 import Taint, Toleration
 from .errors import FieldError
 from .meta import LabelSelector, ObjectMeta
 from .quantity import QuantityError, parse_quantity
-from .schema import IntOrString, decode
+from .schema import INT32, IntOrString, decode
 from .validation import unsupported
 
 GROUP = "kueue.x-k8s.io"
@@ -222,7 +222,7 @@ class LocalQueue:
 @dataclass
 class PodSet:
     name: str = "main"
-    count: int = 1
+    count: int = field(default=1, metadata=INT32)
     template: Any = field(default=None, metadata={"required": True})    # core/v1 PodTemplateSpec (typed below)
     min_count: Optional[int] = None
     topology_request: Any = None

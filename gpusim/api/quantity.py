@@ -26,6 +26,13 @@ class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
 
+# Quantities are exact fractions, but an exponent like 1e999999999 would be expanded into a billion digits.
+# gpusim caps what it can represent (a decimal magnitude of 10^±40, far past any real capacity), and the loader
+# refuses amounts above MAX_AMOUNT base units, so no computation overflows or silently wraps.
+MAX_MAGNITUDE = 40
+MAX_AMOUNT = 2**53   # 8 PiB of memory, 9·10^15 devices or cores: above it, float and int64 arithmetic stop being exact
+
+
 def parse_quantity(value: str | int | float) -> Fraction:
     """Parse a quantity into an exact number of base units (cores, bytes, devices)."""
     if isinstance(value, str):
@@ -52,6 +59,14 @@ def _parse(value: str | int | float) -> Fraction:
     number, suffix = m.group(1), m.group(2)
     if not _NUMBER.match(number):
         raise QuantityError(ERR_FORMAT_WRONG)
+    digits = len(number.lstrip("+-").split(".")[0].lstrip("0"))
+    if _EXPONENT.match(suffix) and digits + int(suffix[1:]) > MAX_MAGNITUDE:
+        raise QuantityError(f"quantity too large: {number[:20]}{suffix[:20]} (gpusim handles magnitudes up to "
+                            f"10^{MAX_MAGNITUDE})")
+    if digits > MAX_MAGNITUDE:
+        raise QuantityError(f"quantity too large: {digits} digits (gpusim handles magnitudes up to 10^{MAX_MAGNITUDE})")
+    if _EXPONENT.match(suffix) and int(suffix[1:]) < -MAX_MAGNITUDE:
+        suffix = f"e-{MAX_MAGNITUDE}"   # below any unit gpusim counts in (nano); the value rounds up from here
     base = Fraction(number)
     if suffix in _BINARY:
         return base * _BINARY[suffix]

@@ -1,6 +1,8 @@
 """``scheduling.k8s.io/v1`` PriorityClass (mirrors k8s.io/api/scheduling/v1/types.go)."""
 from __future__ import annotations
 
+from .schema import INT32
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -16,7 +18,7 @@ class PriorityClass:
     api_version: str = "scheduling.k8s.io/v1"
     kind: str = "PriorityClass"
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    value: int = field(default=0, metadata={"required": True})
+    value: int = field(default=0, metadata={"required": True, **INT32})
     global_default: bool = False
     description: str = ""
     preemption_policy: Optional[str] = None

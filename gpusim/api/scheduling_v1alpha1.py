@@ -13,6 +13,8 @@ Validation as pkg/apis/scheduling/validation/validation.go ValidateWorkload (1.3
 """
 from __future__ import annotations
 
+from .schema import INT32
+
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -32,7 +34,7 @@ class TypedLocalObjectReference:
 
 @dataclass
 class GangSchedulingPolicy:
-    min_count: int = 0
+    min_count: int = field(default=0, metadata=INT32)
 
 
 @dataclass

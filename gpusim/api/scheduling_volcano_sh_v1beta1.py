@@ -12,6 +12,8 @@ pkg/apis/scheduling/v1beta1/types.go), with the defaults of Volcano's admission 
 """
 from __future__ import annotations
 
+from .schema import INT32
+
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -78,7 +80,7 @@ class Queue:
 
 @dataclass
 class PodGroupSpec:
-    min_member: int = 0
+    min_member: int = field(default=0, metadata=INT32)
     min_task_member: dict[str, int] = field(default_factory=dict)
     queue: str = ""
     priority_class_name: str = ""

@@ -12,6 +12,8 @@ apis/scheduling/v1alpha1/types.go) and their CRD validation.
 """
 from __future__ import annotations
 
+from .schema import INT32
+
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -24,7 +26,7 @@ PHASES = ("Pending", "Scheduling", "Running", "Unknown", "Finished", "Failed")
 
 @dataclass
 class PodGroupSpec:
-    min_member: int = 0
+    min_member: int = field(default=0, metadata=INT32)
     min_resources: Optional[dict[str, Any]] = None
     schedule_timeout_seconds: Optional[int] = None
 

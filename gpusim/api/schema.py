@@ -2,7 +2,9 @@
 
 Field names are the dataclass names in snake_case, read as camelCase (``node_name`` ↔ ``nodeName``);
 ``field(metadata={"json": "..."})`` overrides and ``{"required": True}`` makes a field required.
-Unknown fields are an error (apimachinery's strict decoding: ``unknown field "spec.foo"``).
+Unknown fields are an error (apimachinery's strict decoding: ``unknown field "spec.foo"``). ``null`` is read
+as Go's encoding/json reads it: the field keeps its zero value (an absent field). Integers are Go's int64
+(``{"bits": 32}`` in a field's metadata for upstream's int32 fields), with encoding/json's error text.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import types
 import typing
 from typing import Any
 
-from .errors import FieldError
+from .errors import FieldError, cut   # noqa: F401  cut is re-exported for the api modules
 
 
 def json_name(f: dataclasses.Field) -> str:
@@ -56,7 +58,18 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def decode(tp: Any, value: Any, path: str = "") -> Any:
+_ZERO = {str: "", int: 0, float: 0.0, bool: False}
+INT32 = {"bits": 32}   # field metadata for upstream's int32 fields
+
+
+def _check_int(value: int, bits: int, owner: str, path: str) -> None:
+    """encoding/json refuses a number that does not fit the Go integer type."""
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise FieldError("", f"json: cannot unmarshal number {cut(str(value))} into Go struct field "
+                             f"{owner}.{path} of type int{bits}")
+
+
+def decode(tp: Any, value: Any, path: str = "", _owner: str = "", _bits: int = 64) -> Any:
     """Decode ``value`` as type ``tp``; raise FieldError naming the path on any mismatch."""
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -65,9 +78,15 @@ def decode(tp: Any, value: Any, path: str = "") -> Any:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None:
             return None
-        return decode(args[0], value, path) if len(args) == 1 else value
-    if value is None:
-        return None
+        return decode(args[0], value, path, _owner, _bits) if len(args) == 1 else value
+    if value is None:   # JSON null: the zero value
+        if dataclasses.is_dataclass(tp):
+            return decode(tp, {}, path)
+        if origin is list:
+            return []
+        if origin is dict:
+            return {}
+        return _ZERO.get(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise FieldError(path, f"Invalid value: {_type_name(value)}: expected object")
@@ -78,8 +97,11 @@ def decode(tp: Any, value: Any, path: str = "") -> Any:
             if key not in fields:
                 raise FieldError("", f'strict decoding error: unknown field "{_join(path, str(key))}"')
         for key, f in fields.items():
-            if key in value:
-                kwargs[f.name] = decode(hints[f.name], value[key], _join(path, key))
+            if key in value and (value[key] is not None or not f.metadata.get("required")):
+                if value[key] is None and f.default is not dataclasses.MISSING:
+                    continue   # null keeps the field's default, as an absent field does
+                kwargs[f.name] = decode(hints[f.name], value[key], _join(path, key), tp.__name__,
+                                        f.metadata.get("bits", 64))
             elif f.metadata.get("required"):
                 raise FieldError(_join(path, key), "Required value")
         return tp(**kwargs)
@@ -87,7 +109,7 @@ def decode(tp: Any, value: Any, path: str = "") -> Any:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
             raise FieldError(path, f"Invalid value: {_type_name(value)}: expected array")
-        return [decode(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [decode(item, v, f"{path}[{i}]", _owner, _bits) for i, v in enumerate(value)]
     if origin is dict:
         _, item = typing.get_args(tp)
         if not isinstance(value, dict):
@@ -100,11 +122,19 @@ def decode(tp: Any, value: Any, path: str = "") -> Any:
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise FieldError(path, f"Invalid value: {_type_name(value)}: expected integer")
+        _check_int(value, _bits, _owner or "object", path)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise FieldError(path, f"Invalid value: {_type_name(value)}: expected number")
-        return float(value)
+        try:
+            out = float(value)
+        except OverflowError:
+            out = float("inf")
+        if out != out or out in (float("inf"), float("-inf")):
+            raise FieldError("", f"json: cannot unmarshal number {cut(str(value))} into Go struct field "
+                                 f"{_owner or 'object'}.{path} of type float64")
+        return out
     if tp is str:
         if not isinstance(value, str):
             raise FieldError(path, f"Invalid value: {_type_name(value)}: expected string")

@@ -18,7 +18,7 @@ from .gpusim_v1alpha1 import Action, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
 from .nvidia_v1 import ClusterPolicy
 from .policy_v1 import PodDisruptionBudget
-from .schema import decode
+from .schema import cut, decode
 from .scheduling_v1 import PriorityClass
 from .scheduling_v1alpha1 import Workload
 from .scheduling_x_k8s_io_v1alpha1 import ElasticQuota, PodGroup
@@ -72,11 +72,12 @@ def raise_all(obj: Any, source: Optional[Source], errors: Iterable[tuple[str, st
 @dataclass
 class ObjectErrors:
     """What a configuration check needs from the loader: where each object came from, and the
-    namespaces and PriorityClasses that exist once every component is installed."""
+    namespaces, PriorityClasses and nodes that exist once every component is installed."""
 
     source_of: Callable[[Any], Optional[Source]]
     namespaces: set[str] = field(default_factory=set)
     priority_classes: dict[str, int] = field(default_factory=dict)
+    nodes: set[str] = field(default_factory=set)
 
     def err(self, obj: Any, path: str, message: str) -> InputError:
         return object_error(obj, self.source_of(obj), path, message)
@@ -89,21 +90,33 @@ def decode_document(doc: Any, source: Source) -> Any:
     """One YAML document → typed object (strict)."""
     if not isinstance(doc, dict):
         raise InputError(f"expected a mapping (an object with apiVersion and kind), got {type(doc).__name__}", source)
-    api_version, kind = doc.get("apiVersion"), doc.get("kind")
-    name = (doc.get("metadata") or {}).get("name", "") if isinstance(doc.get("metadata"), dict) else ""
+    api_version, kind, meta = doc.get("apiVersion"), doc.get("kind"), doc.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name", "") if isinstance(meta.get("name", ""), str) else ""
+    ns = meta.get("namespace", "") if isinstance(meta.get("namespace", ""), str) else ""
+    for path, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"Invalid value: {_type(value)}: expected string", source,
+                             kind if isinstance(kind, str) else "", "", cut(name), path)
     if not api_version:
-        raise InputError("apiVersion not set", source, str(kind or ""), "", name, "apiVersion")
+        raise InputError("apiVersion not set", source, str(kind or ""), "", cut(name), "apiVersion")
     if not kind:
-        raise InputError("kind not set", source, "", "", name, "kind")
+        raise InputError("kind not set", source, "", "", cut(name), "kind")
     cls = KINDS.get((api_version, kind))
     if cls is None:
-        ns = (doc.get("metadata") or {}).get("namespace", "") if isinstance(doc.get("metadata"), dict) else ""
-        raise InputError(f'no matches for kind "{kind}" in version "{api_version}"', source, str(kind), ns, name, "")
+        raise InputError(f'no matches for kind "{cut(kind)}" in version "{cut(api_version)}"', source, cut(kind),
+                         cut(ns), cut(name), "")
     try:
         return decode(cls, doc)
     except FieldError as e:
         shell = cls()
         if hasattr(shell, "metadata"):
-            shell.metadata.name = name
-            shell.metadata.namespace = (doc.get("metadata") or {}).get("namespace") or "default"
+            shell.metadata.name = cut(name)
+            shell.metadata.namespace = cut(ns) or "default"
         raise object_error(shell, source, e.path, e.message) from None
+    except RecursionError:
+        raise InputError("the document is nested too deeply to decode", source, kind, cut(ns), cut(name)) from None
+
+
+def _type(value: Any) -> str:
+    return {list: "array", dict: "object", bool: "boolean", int: "integer", float: "number"}.get(type(value), "null")

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Iterator
+from typing import Any, Iterator
 
 from .batch_v1 import Job
 from .core_v1 import Container, Pod, PodSpec, Taint, Toleration
 from .duration import DurationError, parse_duration
-from .quantity import QuantityError, parse_quantity
+from .quantity import MAX_AMOUNT, QuantityError, parse_quantity
+from .schema import cut
 from .v1helper import is_extended_resource_name, is_overcommit_allowed
 
 Errors = Iterator[tuple[str, str]]
@@ -74,8 +75,11 @@ ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration"
                ANNOTATION_STEP_TIME: "positive-duration"}
 
 
+TOO_LARGE = f"must be at most {MAX_AMOUNT} (2^53) base units, the largest amount gpusim counts exactly"
+
+
 def invalid(value: object, detail: str) -> str:
-    return f'Invalid value: "{value}": {detail}'
+    return f'Invalid value: "{cut(str(value))}": {detail}'
 
 
 def unsupported(value: object, supported: tuple[str, ...]) -> str:
@@ -89,6 +93,81 @@ def validate_name(name: str, path: str = "metadata.name", label: bool = False) -
         yield path, invalid(name, DNS1123_LABEL_MSG)
     elif not DNS1123_SUBDOMAIN.match(name) or len(name) > 253:
         yield path, invalid(name, DNS1123_SUBDOMAIN_MSG)
+
+
+# k8s.io/apimachinery/pkg/util/validation/validation.go: IsQualifiedName, IsValidLabelValue and their texts.
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+_LABEL_VALUE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character")
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024   # apimachinery validation.go TotalAnnotationSizeLimitB
+MAX_CONFIGMAP_SIZE = 1024 * 1024           # k8s.io/api/core/v1 MaxSecretSize, also the ConfigMap limit
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError (its ",  or " between examples is upstream's)."""
+    return f"{msg} (e.g. " + ",  or ".join(f"'{e}'" for e in examples) + f", regex used for validation is '{fmt}')"
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """validation.IsQualifiedName: ``[prefix/]name``, prefix a DNS subdomain, name at most 63 characters."""
+    parts = value.split("/")
+    errs: list[str] = []
+    if len(parts) > 2:
+        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        elif len(prefix) > 253:
+            errs.append("prefix part must be no more than 253 characters")
+        elif not DNS1123_SUBDOMAIN.match(prefix):
+            errs.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def validate_metadata_labels(labels: dict[str, str], path: str = "metadata.labels") -> Errors:
+    """metav1validation.ValidateLabels."""
+    for k, v in labels.items():
+        for msg in qualified_name_errors(k):
+            yield path, invalid(k, msg)
+        if len(v) > 63:
+            yield path, invalid(v, "must be no more than 63 characters")
+        if not _LABEL_VALUE.match(v):
+            yield path, invalid(v, _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+
+
+def validate_metadata_annotations(annotations: dict[str, str], path: str = "metadata.annotations") -> Errors:
+    """apimachinery ValidateAnnotations: qualified-name keys (lower-cased), at most 256 KiB in all."""
+    for k in annotations:
+        for msg in qualified_name_errors(k.lower()):
+            yield path, invalid(k, msg)
+    if sum(len(k) + len(v) for k, v in annotations.items()) > TOTAL_ANNOTATION_SIZE_LIMIT:
+        yield path, f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"
+
+
+def validate_object_meta(meta: Any, path: str = "metadata") -> Errors:
+    yield from validate_metadata_labels(meta.labels, f"{path}.labels")
+    yield from validate_metadata_annotations(meta.annotations, f"{path}.annotations")
+
+
+def validate_configmap_size(data: dict[str, str], binary_data: dict[str, str]) -> Errors:
+    """ValidateConfigMap: keys and values together at most 1 MiB (field.TooLong on the object)."""
+    total = sum(len(k) + len(v.encode("utf-8")) for k, v in data.items()) + \
+        sum(len(k) + len(v) for k, v in binary_data.items())
+    if total > MAX_CONFIGMAP_SIZE:
+        yield "", f"Too long: must have at most {MAX_CONFIGMAP_SIZE} bytes"
 
 
 def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
@@ -179,6 +258,8 @@ def validate_resources(c: Container, path: str) -> Errors:
                 continue
             if q < 0:
                 yield p, invalid(raw, "must be greater than or equal to 0")
+            elif q > MAX_AMOUNT:
+                yield p, invalid(raw, TOO_LARGE)
             elif is_extended_resource_name(name) and q.denominator != 1:
                 yield p, invalid(raw, IS_NOT_INTEGER)
             parsed[part][name] = (raw, q)
@@ -218,6 +299,8 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
                 yield f"{cp}.name", "Required value"
             elif not DNS1123_LABEL.match(c.name):
                 yield f"{cp}.name", invalid(c.name, DNS1123_LABEL_MSG)
+            if not c.image:
+                yield f"{cp}.image", "Required value"
             elif c.name in seen:
                 yield f"{cp}.name", f'Duplicate value: "{c.name}"'
             seen.add(c.name)
@@ -286,6 +369,7 @@ def validate_job(job: Job) -> Errors:
             yield f"spec.{fld}", invalid(v, "must be greater than or equal to 0")
     yield from validate_annotations(job.metadata.annotations, "metadata.annotations")
     yield from validate_annotations(s.template.metadata.annotations, "spec.template.metadata.annotations")
+    yield from validate_object_meta(s.template.metadata, "spec.template.metadata")
     yield from validate_pod_spec(s.template.spec, "spec.template.spec")
     if s.template.spec.restart_policy not in ("OnFailure", "Never"):
         yield "spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"'

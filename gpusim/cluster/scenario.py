@@ -13,8 +13,8 @@ from typing import Any, Iterable, Optional
 
 import yaml
 
-from ..api.batch_v1 import Job
-from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, NodeStatus, Pod, Taint
+from ..api.batch_v1 import Job, JobStatus
+from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, NodeStatus, Pod, PodStatus, Taint
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
@@ -24,12 +24,14 @@ from ..api.meta import ObjectMeta
 from ..api.nvidia_v1 import ClusterPolicy
 from ..api.policy_v1 import PodDisruptionBudget, validate_pdb
 from ..api.quantity import QuantityError, parse_quantity
-from ..api.schema import json_name
+from ..api.schema import cut, json_name
 from ..api.scheme import ObjectErrors, decode_document, is_namespaced, object_error, raise_all, resource_of
 from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota, validate_pod_group
 from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
 from ..api.scheduling_v1alpha1 import Workload, validate_workload
-from ..api.validation import unsupported, validate_job, validate_name, validate_pod, validate_taint
+from ..api.quantity import MAX_AMOUNT
+from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
+                              validate_object_meta, validate_pod, validate_taint)
 from ..hardware import CATALOG, GPUModel, vgpu
 from ..hardware.mig import full_gpu_labels
 from .components import COMPONENTS
@@ -83,6 +85,23 @@ class Scenario:
 
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, but a key repeated in one mapping is an error, as kubectl reports it (sigs.k8s.io/yaml
+    → "error converting YAML to JSON: yaml: unmarshal errors: key "x" already set in map") instead of the
+    last value silently winning."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (str, int, float, bool)) or key is None:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f'key "{cut(str(key))}" already set in map',
+                                                            key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Source]]:
     """Parse one file (or ``text`` labelled ``path``) into documents with their sources."""
     if text is None:
@@ -91,10 +110,13 @@ def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Sou
                 text = f.read()
         except OSError as e:
             raise InputError(f"{path}: cannot read file: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: cannot read file: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                             f"{e.start}); Kubernetes manifests are UTF-8") from None
     out: list[tuple[Any, Source]] = []
     docs = []
     try:
-        for doc in yaml.safe_load_all(text):
+        for doc in yaml.load_all(text, Loader=_StrictLoader):
             docs.append(doc)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -102,6 +124,8 @@ def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Sou
         problem = getattr(e, "problem", None) or str(e)
         # The failing document is the one after the last that parsed.
         raise InputError(f"YAML syntax error{where}: {problem}", Source(path, len(docs) + 1)) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply to parse", Source(path, len(docs) + 1)) from None
     for i, doc in enumerate(docs, start=1):
         if doc is None:
             continue
@@ -121,6 +145,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     singletons: dict[str, list] = {k: [] for k in SINGLETONS}
     for doc, source in docs:
         obj = decode_document(doc, source)
+        _drop_system_fields(obj)
         sc.sources[id(obj)] = source
         kind, resource = obj.kind, resource_of(obj)
         namespaced = is_namespaced(obj)
@@ -133,6 +158,9 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
             raise object_error(obj, source, "metadata.name", "Required value: gpusim needs explicit pod names "
                        "(generateName is only filled in by the apiserver)")
         raise_all(obj, source, validate_name(obj.metadata.name, label=kind == "Namespace"))
+        raise_all(obj, source, validate_object_meta(obj.metadata))
+        if kind == "ConfigMap":
+            raise_all(obj, source, validate_configmap_size(obj.data, obj.binary_data or {}))
         key = (resource, obj.metadata.namespace if namespaced else "", obj.metadata.name)
         if key in seen:
             raise object_error(obj, source, "metadata.name", f'Duplicate value: "{obj.metadata.name}" (first defined in {seen[key]})')
@@ -160,6 +188,24 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         if component.check is not None:
             component.check(sc, errors)
     return sc
+
+
+# What the apiserver fills in itself on create, whatever the request says (apimachinery
+# rest.FillObjectMetaSystemFields and each strategy's PrepareForCreate): uid, creationTimestamp,
+# resourceVersion, generation, deletionTimestamp; a Pod's and a Job's status start empty. Input copied from
+# `kubectl get -o yaml` therefore loads like a fresh manifest and none of these fields drives the simulation.
+_RESET_STATUS = {"Pod": PodStatus, "Job": JobStatus}
+
+
+def _drop_system_fields(obj: Any) -> None:
+    meta = getattr(obj, "metadata", None)
+    if meta is not None and hasattr(meta, "uid"):
+        meta.uid, meta.resource_version, meta.generation = "", "", 0
+        meta.creation_timestamp = meta.deletion_timestamp = meta.deletion_grace_period_seconds = None
+        meta.managed_fields = None
+    status = _RESET_STATUS.get(getattr(obj, "kind", ""))
+    if status is not None and getattr(obj, "api_version", "") in ("v1", "batch/v1"):
+        obj.status = status()
 
 
 def _duration(obj: Any, sc: Scenario, path: str, value: Optional[str], positive: bool = False) -> Optional[float]:
@@ -191,9 +237,11 @@ def _quantity(obj: Any, sc: Scenario, path: str, value: Any, positive: bool = Tr
     try:
         q = parse_quantity(value)
     except QuantityError as e:
-        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": {e}') from None
+        raise object_error(obj, sc.source(obj), path, invalid(value, str(e))) from None
     if q < 0 or (positive and q == 0):
-        raise object_error(obj, sc.source(obj), path, f'Invalid value: "{value}": must be greater than 0')
+        raise object_error(obj, sc.source(obj), path, invalid(value, "must be greater than 0"))
+    if q > MAX_AMOUNT:
+        raise object_error(obj, sc.source(obj), path, invalid(value, TOO_LARGE))
 
 
 def _expand_pools(sc: Scenario) -> None:
@@ -356,6 +404,7 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         raise_all(job, sc.source(job), validate_job(job))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
     errors.priority_classes = classes
+    errors.nodes = nodes
     for action in sc.actions:
         s, src = action.spec, sc.source(action)
         if s.type not in ACTION_TYPES:

@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import pickle
 import random
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any, Generator, Optional
 
@@ -40,6 +41,12 @@ from .components import COMPONENTS
 from .scenario import Scenario, load
 
 DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
+# A run without spec.until ends when nothing but housekeeping is left, or at this horizon, whichever comes
+# first: some scenarios never settle (a Workload that waitForPodsReady evicts and requeues for ever, a Job with
+# two billion completions), and a run must end.
+DEFAULT_HORIZON = 30 * 24 * 3600.0
+HORIZON_WARNING = ("the run was stopped at 720h (30 days of simulated time), gpusim's limit for a scenario "
+                   "without Simulation spec.until that never settles; set spec.until (or --until) to choose")
 
 
 def _copy_node(n: Node) -> Node:
@@ -75,6 +82,7 @@ class Result:
     end: float
     seed: int = 0
     addons: dict = dataclasses.field(default_factory=dict)   # component name → installed add-on (components.py)
+    stopped_at_horizon: bool = False   # the run never settled and was cut at DEFAULT_HORIZON
 
     @property
     def api(self) -> APIServer:
@@ -113,6 +121,7 @@ class Simulation:
         spec = sc.simulation.spec
         self.seed = spec.seed if seed is None else seed
         self.until = until if until is not None else (parse_duration(spec.until) if spec.until else None)
+        self.stopped_at_horizon = False
         timing = Timing(**{f.name: parse_duration(getattr(spec.timing, f.name)) for f in fields(spec.timing)})
         env = simpy.Environment()
         rng = random.Random(self.seed)
@@ -240,8 +249,15 @@ class Simulation:
             # Stop when only daemon timers (periodic housekeeping) remain; simpy keeps its
             # schedule in Environment._queue.
             while env._queue and len(env._queue) > ctx.daemon_pending[0]:
+                if env.peek() > DEFAULT_HORIZON:
+                    self.stopped_at_horizon = True
+                    if env.now < DEFAULT_HORIZON:
+                        env.run(until=DEFAULT_HORIZON)
+                    warnings.warn(HORIZON_WARNING, stacklevel=3)
+                    break
                 env.step()
-        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed, self.addons)
+        return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed, self.addons,
+                      self.stopped_at_horizon)
 
 
 def run(*paths: str, seed: Optional[int] = None, until: Optional[str | float] = None,

@@ -76,7 +76,7 @@ class APIServer:
             raise AlreadyExists(f'{obj.kind.lower()}s "{obj.metadata.name}" already exists')
         if kind in self.admission:
             self.admission[kind](obj)
-        obj.metadata.uid = obj.metadata.uid or self.new_uid()
+        obj.metadata.uid = obj.metadata.uid or self.new_uid()   # the loader drops input uids (system field)
         if obj.metadata.creation_timestamp is None:
             obj.metadata.creation_timestamp = self.env.now
         self._bump(obj)

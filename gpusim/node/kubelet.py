@@ -316,6 +316,8 @@ class Kubelet:
                       "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
         set_condition(st.conditions, "ContainersReady", "False", ctx.now, "ContainersNotReady",
                       "containers with unready status: [" + " ".join(c.name for c in pod.spec.containers) + "]")
+        if ctx.api.get_by_uid("Pod", pod.metadata.uid) is None:
+            return   # deleted (preempted, evicted) in the same instant: nothing to start
         ctx.api.update(pod)
         plugin, dm = self.plugin, self.dm
         for res, srv in (plugin.servers.items() if plugin is not None and dm is not None else ()):
@@ -412,6 +414,7 @@ class Kubelet:
         cs.ready, cs.started = False, False
         policy = pod.spec.restart_policy or "Always"
         if policy == "Always" or (policy == "OnFailure" and rec.exit_code != 0):
+            self._containers_ready_conditions(pod)
             ctx.api.update(pod)
             ctx.env.process(self._restart_container(pod, idx))
             return
@@ -433,7 +436,9 @@ class Kubelet:
         """Container restart with CrashLoopBackOff's doubling delay (10s … 5m)."""
         ctx = self.ctx
         cs = pod.status.container_statuses[idx]
-        delay = min(CRASHLOOP_INITIAL * 2 ** cs.restart_count, CRASHLOOP_MAX)
+        # pkg/util/flowcontrol Backoff: the delay doubles per restart up to the maximum (the exponent is capped, so
+        # a container that restarts a thousand times does not overflow)
+        delay = min(CRASHLOOP_INITIAL * 2 ** min(cs.restart_count, 32), CRASHLOOP_MAX)
         ctx.event(pod, WARNING, BACKOFF, f"Back-off restarting failed container {cs.name} in pod "
                   f"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})", self.source)
         cs.last_state = cs.state
@@ -455,7 +460,21 @@ class Kubelet:
         self._track_training(pod, c.name)
         cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
         cs.ready = cs.started = True
+        self._containers_ready_conditions(pod)
         ctx.api.update(pod)
+
+    def _containers_ready_conditions(self, pod: Pod) -> None:
+        """status.generateContainersReadyCondition / GeneratePodReadyCondition: Ready and ContainersReady are
+        True only while every container is ready; a container waiting in back-off makes both False."""
+        st, now = pod.status, self.ctx.now
+        unready = [cs.name for cs in st.container_statuses if not cs.ready]
+        if unready:
+            msg = "containers with unready status: [" + " ".join(unready) + "]"
+            set_condition(st.conditions, "Ready", "False", now, "ContainersNotReady", msg)
+            set_condition(st.conditions, "ContainersReady", "False", now, "ContainersNotReady", msg)
+        else:
+            set_condition(st.conditions, "Ready", "True", now)
+            set_condition(st.conditions, "ContainersReady", "True", now)
 
     def _kill_deleted_pod(self, pod: Pod) -> None:
         """The pod object is gone (deleted without a grace period, as gpusim's deletions are): stop its

@@ -21,11 +21,18 @@ def explain_pod(result, name: str, namespace: str = "default") -> str:
                any(e.reason == "Scheduled" and e.object.name == name for e in result.events.log)
                else f'no profile is named "{pod.spec.scheduler_name}", so this scheduler never saw it')
         return f"Pod {namespace}/{name}: no scheduling attempts ({why})."
-    out = [f"Pod {namespace}/{name}: {len(attempts)} scheduling attempt(s), profile {attempts[0].profile}"]
-    for i, a in enumerate(attempts, start=1):
+    total = attempts[-1].number
+    out = [f"Pod {namespace}/{name}: {total} scheduling attempt(s), profile {attempts[0].profile}"]
+    previous = 0
+    for a in attempts:
         out.append("")
+        if a.number > previous + 1:
+            out.append(f"(attempts {previous + 1}–{a.number - 1} not kept: gpusim keeps a pod's first and last "
+                       "attempts)")
+            out.append("")
+        previous = a.number
         head = f"scheduled on {a.node}" if a.node else "unschedulable"
-        out.append(f"Attempt {i} at {ts(a.time)}: {head}")
+        out.append(f"Attempt {a.number} at {ts(a.time)}: {head}")
         if a.message:
             out.append(f"  {a.message}")
         if a.statuses:

@@ -276,11 +276,7 @@ def explain_widget(result, pod: Optional[str] = None, namespace: str = "default"
     import ipywidgets as w
 
     attempts = attempts_for(result, pod, namespace) if pod else list(result.scheduler.attempts)
-    numbers, seen = {}, {}
-    for a in result.scheduler.attempts:          # the attempt's number among its pod's attempts
-        seen[a.pod] = seen.get(a.pod, 0) + 1
-        numbers[id(a)] = seen[a.pod]
-    options = [(f"{ts(a.time)}  {a.pod.split('/', 1)[1]} #{numbers[id(a)]} → {a.node or 'unschedulable'}", i)
+    options = [(f"{ts(a.time)}  {a.pod.split('/', 1)[1]} #{a.number} → {a.node or 'unschedulable'}", i)
                for i, a in enumerate(attempts)]
     dd = w.Dropdown(options=options, value=len(options) - 1 if options else None, description="attempt",
                     layout=w.Layout(width="70%"))
@@ -295,7 +291,7 @@ def explain_widget(result, pod: Optional[str] = None, namespace: str = "default"
             a = attempts[dd.value]
             print(attempt_text(result, a))
             _, ax = plt.subplots(figsize=(9, 3.4))
-            _draw_attempt(a, numbers[id(a)], ax)
+            _draw_attempt(a, a.number, ax)
             plt.show()
 
     dd.observe(show, names="value")

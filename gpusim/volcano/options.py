@@ -66,6 +66,9 @@ def check(sc: Any, errors: ObjectErrors) -> None:
             path = f"spec.tasks[{i}].template"
             errors.raise_all(job, validate_annotations(t.template.metadata.annotations, f"{path}.metadata.annotations"))
             errors.raise_all(job, validate_pod_spec(t.template.spec, f"{path}.spec"))
+            if t.template.spec.node_name and t.template.spec.node_name not in errors.nodes:
+                raise errors.err(job, f"{path}.spec.nodeName", f'Not found: "{t.template.spec.node_name}": no such node '
+                                 "in the scenario")
             check_class(job, f"{path}.spec.priorityClassName", t.template.spec.priority_class_name)
     for pod in sc.pods:
         q = pod.metadata.annotations.get(QUEUE_NAME_ANNOTATION)
