@@ -34,6 +34,8 @@ class Runtime:
         self._by_pod: dict[str, dict[str, ContainerRecord]] = {}   # pod uid → container name → record
         self.alive = True
         self.on_stop: list[Callable[[ContainerRecord], None]] = []
+        # RuntimeClass handlers containerd lacks (the NVIDIA toolkit configures nvidia, nvidia-cdi, nvidia-legacy)
+        self.missing_handlers: set[str] = set()
 
     def running(self, pod_uid: str) -> bool:
         return any(c.finished_at is None for c in self._by_pod.get(pod_uid, {}).values())
