@@ -86,6 +86,13 @@ class OperandHost:
         now = self.ctx.now
         return any(a <= now < b for a, b in self.failures.get(kind, ()))
 
+    def _timeout(self, delay: float) -> simpy.Timeout:
+        """A crash-loop wait: housekeeping (the run may end meanwhile) unless a fault with a downtime ended or
+        ends within the back-off ceiling, so the restart that recovers still happens."""
+        now = self.ctx.now
+        transient = any(b != math.inf and b > now - CRASHLOOP_MAX for w in self.failures.values() for _, b in w)
+        return self.ctx.env.timeout(delay) if transient else self.ctx.daemon_timeout(delay)
+
     def _failure_end(self, kind: str) -> float:
         now = self.ctx.now
         return max((b for a, b in self.failures.get(kind, ()) if a <= now < b), default=now)
@@ -136,13 +143,14 @@ class OperandHost:
         uid = pod.metadata.uid
         self._gen += 1
         self._procs[uid] = self._gen
-        for c in pod.spec.containers:
+        for i, c in enumerate(pod.spec.containers):
             self._main[(uid, c.name)] = simpy.Event(self.ctx.env)
             self.kl.runtime.start(uid, c.name, None, 0, lambda rec: None)
             if c.name == "nvidia-dcgm-exporter":
                 self.exporter.append((self.ctx.now, None))
             if c.name == "nvidia-device-plugin":
                 self._plugin_pod = pod
+            self.ctx.env.process(self._run_main(pod, i, self._gen, adopted=True))
 
     def run(self, pod: Pod) -> None:
         uid = pod.metadata.uid
@@ -233,19 +241,29 @@ class OperandHost:
         for i, c in enumerate(pod.spec.containers):
             ctx.env.process(self._run_main(pod, i, gen))
 
-    def _run_main(self, pod: Pod, i: int, gen: int) -> Generator:
+    def _run_main(self, pod: Pod, i: int, gen: int, adopted: bool = False) -> Generator:
+        """One app container: start, run its program, and after a crash back off and start again. An adopted
+        container (running since before t=0) only waits for a crash first."""
         ctx, c = self.ctx, pod.spec.containers[i]
         cs = pod.status.container_statuses[i]
         while True:
-            yield ctx.env.timeout(ctx.timing.container_start)
-            if not self._alive(pod, gen):
-                return
-            ev = self._main[(pod.metadata.uid, c.name)] = simpy.Event(ctx.env)
-            rec = self.kl.runtime.start(pod.metadata.uid, c.name, None, 0, lambda rec: None)
-            self._started(pod, cs, c, ready=c.name != "nvidia-driver-ctr")
-            pod.status.phase = "Running"
-            self._update_ready(pod)
-            result = yield from self._program(pod, c.name, gen, ev)
+            if adopted:
+                adopted = False
+                rec = self.kl.runtime.containers[(pod.metadata.uid, c.name)]
+                result = yield self._main[(pod.metadata.uid, c.name)]
+                plugin = self.kl.plugin
+                if result is not None and c.name == "nvidia-device-plugin" and plugin is not None and plugin.running:
+                    plugin.stop(result[1])
+            else:
+                yield ctx.env.timeout(ctx.timing.container_start)
+                if not self._alive(pod, gen):
+                    return
+                ev = self._main[(pod.metadata.uid, c.name)] = simpy.Event(ctx.env)
+                rec = self.kl.runtime.start(pod.metadata.uid, c.name, None, 0, lambda rec: None)
+                self._started(pod, cs, c, ready=c.name not in ("nvidia-driver-ctr", "nvidia-container-toolkit-ctr"))
+                pod.status.phase = "Running"
+                self._update_ready(pod)
+                result = yield from self._program(pod, c.name, gen, ev)
             if result is None or not self._alive(pod, gen):
                 return
             code, message, delay = result
@@ -268,7 +286,6 @@ class OperandHost:
         ctx.event(pod, NORMAL, "Started", f"Started container {c.name}", "kubelet")
         ctx.trace.add(ctx.now, self.kl.component, "kuberuntime.(*kubeGenericRuntimeManager).startContainer",
                       f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success", container=c.name)
-        cs.last_state = cs.state if cs.restart_count else cs.last_state
         cs.state = ContainerState(running=ContainerStateRunning(ctx.now))
         cs.started, cs.ready = True, ready
         ctx.api.update(pod)
@@ -296,7 +313,7 @@ class OperandHost:
             "CrashLoopBackOff", f"back-off {int(wait)}s restarting failed container={cs.name} "
             f"pod={pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})"))
         ctx.api.update(pod)
-        yield ctx.daemon_timeout(wait) if delay is None else ctx.env.timeout(wait)
+        yield self._timeout(wait) if delay is None else ctx.env.timeout(wait)
         cs.restart_count += 1
 
     # --- polling ---------------------------------------------------------------------------------------------
@@ -334,7 +351,7 @@ class OperandHost:
         if name == "nvidia-driver-ctr":
             failing = self.failing(DRIVER_FAULT)
             if failing:
-                yield ctx.daemon_timeout(STARTUP_PROBE_DELAY)
+                yield self._timeout(STARTUP_PROBE_DELAY)
                 return (1, MSG_DRIVER_LOAD, None) if alive() else None
             yield ctx.env.timeout(ctx.timing.driver_load)
             if not alive():
@@ -358,7 +375,7 @@ class OperandHost:
             return 0, "", None
         if name == "nvidia-container-toolkit-ctr":
             yield ctx.env.timeout(ctx.timing.toolkit_setup) if not self.failing(TOOLKIT_FAULT) else \
-                ctx.daemon_timeout(ctx.timing.toolkit_setup)
+                self._timeout(ctx.timing.toolkit_setup)
             if not alive():
                 return None
             if self.failing(TOOLKIT_FAULT):
@@ -368,6 +385,8 @@ class OperandHost:
             if self.failing(RUNTIME_FAULT):
                 missing.add("nvidia")
             self.kick()
+            pod.status.container_statuses[0].ready = True
+            self._update_ready(pod)
             return (yield ev)
         if name == "toolkit-validation" and pod.metadata.labels.get("app") == "nvidia-operator-validator":
             if "nvidia" in self.kl.runtime.missing_handlers or not self.driver_loaded:
