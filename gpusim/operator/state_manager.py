@@ -26,6 +26,11 @@ MIG_CAPABLE_PRODUCTS = ("h100", "a100", "a30")
 OPERANDS_LABEL = DEPLOY_PREFIX + "operands"   # =false turns every operand off on the node
 
 
+def operands_disabled(labels: dict[str, str]) -> bool:
+    """hasOperandsDisabled: ``nvidia.com/gpu.deploy.operands=false``."""
+    return labels.get(OPERANDS_LABEL) == "false"
+
+
 def has_gpu(labels: dict[str, str]) -> bool:
     return labels.get(GPU_PRESENT_LABEL) == "true" or any(labels.get(k) == "true" for k in NFD_PCI_LABELS)
 
@@ -58,7 +63,7 @@ def enabled_operands(spec: ClusterPolicySpec) -> list[Operand]:
 
 def wanted_on(operand: Operand, labels: dict[str, str]) -> bool:
     """The DaemonSet's nodeSelector ``nvidia.com/gpu.deploy.<component>: "true"``."""
-    return labels.get(OPERANDS_LABEL) != "false" and labels.get(operand.deploy_label) == "true"
+    return not operands_disabled(labels) and labels.get(operand.deploy_label) == "true"
 
 
 def operand_pod(operand: Operand, node: str, name: str, uid: str, spec: ClusterPolicySpec) -> Pod:

@@ -327,7 +327,9 @@ def _operator_layer(result: Any, node: str, findings: list) -> bool:
                         for ds, p in stuck)
     findings.append(Finding("gpu-operator", f"operands not ready on {node}: {summary}",
                             [f"ClusterPolicy {operator.policy.metadata.name} status.state={operator.policy.status.state}"]))
-    root_ds, root = next(((ds, p) for ds, p in stuck if p is not None and not _only_waiting(p)), stuck[0])
+    # the validator only checks the others: its failure is theirs unless no other operand failed
+    failed = [(ds, p) for ds, p in stuck if p is not None and not _only_waiting(p)]
+    root_ds, root = next((c for c in failed if c[0] != "nvidia-operator-validator"), failed[0] if failed else stuck[0])
     if root is None:
         return True
     evidence = []
