@@ -133,7 +133,10 @@ def test_nodes_present_at_start_are_up_and_unchanged_for_workloads():
     node = r.api.get("Node", "", "gpu-0")
     assert node.metadata.labels["nvidia.com/gpu.deploy.device-plugin"] == "true"
     assert node.metadata.labels["nvidia.com/gpu.deploy.mig-manager"] == "true"   # A100: MIG capable
-    assert kubectl.get_pods(r) == kubectl.get_pods(sim(pool(), pod()))           # the same workload result
+    bare = sim(pool(), pod())
+    assert kubectl.get_pods(r) == kubectl.get_pods(bare)                          # the same workload result
+    assert kubectl.get_events(r) == kubectl.get_events(bare)
+    assert [p.metadata.uid for p in r.pods()] == [p.metadata.uid for p in bare.pods()]   # same random stream
 
 
 def test_bring_up_of_a_node_that_joins_follows_the_order():

@@ -40,6 +40,9 @@ class ClusterPolicyReconciler:
         self._pending = False
         policy.status = ClusterPolicyStatus(state=STATE_NOT_READY, namespace=NAMESPACE)
         self.state_log: list[tuple[float, str]] = []     # (time, state) at every change
+        # a uid of its own (not from the run's random stream, which the workloads' uids come from)
+        policy.metadata.uid = policy.metadata.uid or str(uuid.UUID(
+            bytes=hashlib.sha256(f"{seed}/ClusterPolicy/{policy.metadata.name}".encode()).digest()[:16], version=4))
         ctx.api.create(policy)
         self._nodes = ctx.api.watch("Node")
         self._pod_events = ctx.api.watch("Pod")

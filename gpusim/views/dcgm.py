@@ -179,3 +179,7 @@ def plot_gpu_metric(result: Any, metric: str = "DCGM_FI_DEV_GPU_UTIL", node: Opt
     if seen and len(seen) <= 16:
         ax.legend(fontsize=7, ncol=2)
     return ax
+
+
+dcgm_exposition = exposition   # the façade's names (gpusim.dcgm_exposition, gpusim.dcgm_alerts)
+dcgm_alerts = alerts
