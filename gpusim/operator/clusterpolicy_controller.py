@@ -38,6 +38,8 @@ class ClusterPolicyReconciler:
         self.pods: dict[tuple[str, str], Pod] = {}       # (daemonset, node) → current pod
         self._created: dict[tuple[str, str], int] = {}   # how many pods each (daemonset, node) got
         self._pending = False
+        self._dirty: set[str] = set()                    # nodes to reconcile at the next pass
+        self._node_ready: dict[str, bool] = {}
         policy.status = ClusterPolicyStatus(state=STATE_NOT_READY, namespace=NAMESPACE)
         self.state_log: list[tuple[float, str]] = []     # (time, state) at every change
         # a uid of its own (not from the run's random stream, which the workloads' uids come from)
@@ -46,8 +48,9 @@ class ClusterPolicyReconciler:
         ctx.api.create(policy)
         self._nodes = ctx.api.watch("Node")
         self._pod_events = ctx.api.watch("Pod")
-        ctx.env.process(self._watch(self._nodes, lambda ev: True))
-        ctx.env.process(self._watch(self._pod_events, lambda ev: is_operand_pod(ev.obj)))
+        ctx.env.process(self._watch(self._nodes, lambda ev: ev.obj.metadata.name))
+        ctx.env.process(self._watch(self._pod_events,
+                                    lambda ev: ev.obj.spec.node_name if is_operand_pod(ev.obj) else None))
 
     # --- t=0 ---------------------------------------------------------------------------------------------
     def bootstrap(self) -> list[Pod]:
@@ -55,6 +58,7 @@ class ClusterPolicyReconciler:
         events (the cluster was brought up before the scenario starts). Returns the pods for the kubelets."""
         out = []
         for node in sorted(self.ctx.api.list("Node"), key=lambda n: n.metadata.name):
+            self._node_ready[node.metadata.name] = True
             if not state_manager.has_gpu(node.metadata.labels):
                 continue
             node.metadata.labels.update(state_manager.gpu_node_labels(node.metadata.labels))
@@ -65,56 +69,60 @@ class ClusterPolicyReconciler:
         return out
 
     # --- reconcile ---------------------------------------------------------------------------------------
-    def _watch(self, store: Any, relevant: Any) -> Generator:
+    def _watch(self, store: Any, node_of: Any) -> Generator:
         while True:
             ev = yield store.get()
-            if relevant(ev) and not self._pending:
+            node = node_of(ev)
+            if not node:
+                continue
+            self._dirty.add(node)
+            if not self._pending:
                 self._pending = True
                 self.ctx.env.process(self._reconcile_soon())
 
     def _reconcile_soon(self) -> Generator:
-        """Changes in one instant are coalesced into one Reconcile (the controller's workqueue)."""
+        """Changes in one instant are coalesced into one Reconcile of the nodes they touched (the workqueue)."""
         yield self.ctx.env.timeout(0)
         self._pending = False
-        self.reconcile()
+        dirty, self._dirty = self._dirty, set()
+        self.reconcile(sorted(dirty))
 
-    def reconcile(self) -> None:
+    def reconcile(self, names: Optional[list[str]] = None) -> None:
+        """Reconcile ``names`` (every node when None) and recompute status.state."""
         ctx = self.ctx
-        nodes = sorted(ctx.api.list("Node"), key=lambda n: n.metadata.name)
-        gpu_nodes: list[Node] = []
+        nodes = sorted(ctx.api.list("Node"), key=lambda n: n.metadata.name) if names is None else \
+            [n for n in (ctx.api.get("Node", "", name) for name in names) if n is not None]
         for node in nodes:
-            labels = node.metadata.labels
-            if not state_manager.has_gpu(labels):
-                continue
-            gpu_nodes.append(node)
-            add = state_manager.gpu_node_labels(labels)
-            if add:
-                labels.update(add)
-                ctx.trace.add(ctx.now, COMPONENT, "controllers.(*StateManager).labelGPUNodes",
-                              f"Node {node.metadata.name}", "Success", labels=add)
-                ctx.api.update(node)
-        names = {n.metadata.name for n in nodes}
+            self._node_ready[node.metadata.name] = self._reconcile_node(node)
+        self._set_state(STATE_READY if all(self._node_ready.values()) else STATE_NOT_READY)
+
+    def _reconcile_node(self, node: Node) -> bool:
+        """labelGPUNodes for the node, then each state's DaemonSet on it; True when every operand it selects is ready."""
+        ctx, name, labels = self.ctx, node.metadata.name, node.metadata.labels
+        if not state_manager.has_gpu(labels):
+            return True
+        add = state_manager.gpu_node_labels(labels)
+        if add:
+            labels.update(add)
+            ctx.trace.add(ctx.now, COMPONENT, "controllers.(*StateManager).labelGPUNodes", f"Node {name}", "Success",
+                          labels=add)
+            ctx.api.update(node)
         ready = True
         for op in self.operands:
-            for node in gpu_nodes:
-                name = node.metadata.name
-                key = (op.daemonset, name)
-                pod = self.pods.get(key)
-                if pod is not None and ctx.api.get("Pod", NAMESPACE, pod.metadata.name) is None:
-                    self.pods.pop(key)
-                    pod = None
-                wanted = state_manager.wanted_on(op, node.metadata.labels)
-                if wanted and pod is None:
-                    pod = self._create(op, name)
-                elif not wanted and pod is not None:
-                    self._delete(op, pod)
-                    pod = None
-                if wanted and (pod is None or not state_manager.pod_ready(pod)):
-                    ready = False
-            for (ds, node_name), pod in list(self.pods.items()):   # a node that left the cluster
-                if ds == op.daemonset and node_name not in names:
-                    self._delete(op, pod)
-        self._set_state(STATE_READY if ready else STATE_NOT_READY)
+            key = (op.daemonset, name)
+            pod = self.pods.get(key)
+            if pod is not None and ctx.api.get("Pod", NAMESPACE, pod.metadata.name) is None:
+                self.pods.pop(key)
+                pod = None
+            wanted = state_manager.wanted_on(op, labels)
+            if wanted and pod is None:
+                pod = self._create(op, name)
+            elif not wanted and pod is not None:
+                self._delete(op, pod)
+                pod = None
+            if wanted and (pod is None or not state_manager.pod_ready(pod)):
+                ready = False
+        return ready
 
     def _set_state(self, state: str, trace: bool = True) -> None:
         st = self.policy.status
