@@ -4,6 +4,8 @@
     gpusim describe pod NAME -f FILE... [-n NAMESPACE]
     gpusim describe node NAME -f FILE...
     gpusim explain pod NAME -f FILE... [-n NAMESPACE]
+    gpusim diagnose pod NAME -f FILE... [-n NAMESPACE]
+    gpusim metrics -f FILE... [--at T] [--alerts]
     gpusim replay alibaba [--trace NAME] [--policy NAME] [--seed N] [--tune 1.3] [-o table|json]
     gpusim sweep [--traces ...] [--policies ...] [--seeds 42-51] [--address tcp://HOST:8786] [--out FILE]
 
@@ -51,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("files", nargs="+", metavar="FILE", help="scenario files, read in order")
     run.add_argument("-o", "--output", default="table", choices=list(OUTPUTS), metavar="FORMAT",
                      help="one of " + ", ".join(OUTPUTS) + " (default: table)")
+    run.add_argument("-n", "--namespace", help="list that namespace's pods (e.g. gpu-operator: the GPU Operator's "
+                     "operand pods); default: the workload pods")
+    run.add_argument("-A", "--all-namespaces", action="store_true", help="list every pod with a NAMESPACE column")
     _run_options(run)
     desc = sub.add_parser("describe", help="describe a pod or node at the end of the run, as kubectl describe",
                           description="Run the scenario, then print the object as kubectl describe does, events "
@@ -71,6 +76,24 @@ def _parser() -> argparse.ArgumentParser:
                     help="a scenario file; repeat for several")
     ex.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
     _run_options(ex)
+    dg = sub.add_parser("diagnose", help="why a pod does not run: the chain of causes, the root cause and the fix",
+                        description="Run the scenario, then walk queue admission, gang, scheduler filters, kubelet "
+                                    "admission, device plugin, GPU Operator operands and hardware for the pod (or, "
+                                    "when no pod has the name, the Job whose pods were never created).")
+    dg.add_argument("kind", choices=["pod", "pods", "po"], metavar="KIND", help="pod")
+    dg.add_argument("name", metavar="NAME", help="the pod's (or its Job's) name")
+    dg.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                    help="a scenario file; repeat for several")
+    dg.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
+    _run_options(dg)
+    me = sub.add_parser("metrics", help="the DCGM exporter's metrics at a time, in the Prometheus text format",
+                        description="Run the scenario, then print what every dcgm-exporter's /metrics returns at "
+                                    "--at (or the alerts pending or firing then, with --alerts).")
+    me.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                    help="a scenario file; repeat for several")
+    me.add_argument("--at", metavar="DURATION", help="the scrape time, a Go duration (default: the end of the run)")
+    me.add_argument("--alerts", action="store_true", help="print the reference's DCGM alert rules' alerts instead")
+    _run_options(me)
     from .replay.cli import add_parsers as add_replay_parsers
     add_replay_parsers(sub)   # replay alibaba, sweep (gpusim/replay/cli.py)
     return p
@@ -90,6 +113,16 @@ def _run(files: list[str], seed: Optional[int], until: Optional[str]):
     if seed is not None and seed < 0:
         raise InputError(f"--seed: Invalid value: {seed}: must be greater than or equal to 0")
     return Simulation(load(files), seed=seed, until=u).run()
+
+
+def _duration_arg(flag: str, value: str, end: float) -> float:
+    try:
+        d = parse_duration(value)
+    except DurationError as e:
+        raise InputError(f'{flag}: Invalid value: "{value}": {e}') from None
+    if d < 0 or d > end:
+        raise InputError(f'{flag}: Invalid value: "{value}": must be between 0s and the end of the run ({end:g}s)')
+    return d
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -127,13 +160,21 @@ def _main(args, kubectl) -> int:
             elif out == "nodes":
                 text = kubectl.get_nodes(result)
             else:
-                text = kubectl.get_pods(result, wide=out == "wide")
+                text = kubectl.get_pods(result, wide=out == "wide", namespace=args.namespace,
+                                        all_namespaces=args.all_namespaces)
         else:
             result = _run(args.filename, args.seed, args.until)
             try:
                 if args.command == "explain":
                     from .views.explain import explain_pod
                     text = explain_pod(result, args.name, args.namespace)
+                elif args.command == "diagnose":
+                    from .views.diagnose import diagnose_pod
+                    text = diagnose_pod(result, args.name, args.namespace).render()
+                elif args.command == "metrics":
+                    from .views import dcgm
+                    at = _duration_arg("--at", args.at, result.end) if args.at else result.end
+                    text = dcgm.alerts_table(result, at) if args.alerts else dcgm.exposition(result, at).rstrip("\n")
                 elif args.kind in ("pod", "pods", "po"):
                     text = kubectl.describe_pod(result, args.name, args.namespace)
                 else:

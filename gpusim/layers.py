@@ -28,9 +28,10 @@ LAYERS: tuple[Layer, ...] = (
     Layer("metrics", ("metrics",), "per-tenant GPU share, utilization, queueing delay, JCT, wasted GPU-hours"),
     Layer("records", ("records",), "a run as JSON (the `-o json` contract)"),
     Layer("cluster", ("cluster",), "scenario loading, the component table, the simulation's wiring on one clock"),
-    Layer("components", ("scheduler", "node", "controllers", "volcano", "kueue"),
-          "kube-scheduler and its plugins; kubelet, device manager, device plugins, mig-manager; Job, node "
-          "lifecycle, PodGroup and ElasticQuota controllers; Volcano; Kueue"),
+    Layer("components", ("scheduler", "node", "controllers", "volcano", "kueue", "operator"),
+          "kube-scheduler and its plugins; kubelet, device manager, device plugins, mig-manager, the GPU "
+          "operands' containers; Job, node lifecycle, PodGroup and ElasticQuota controllers; Volcano; Kueue; the "
+          "GPU Operator's ClusterPolicy reconciler"),
     Layer("workloads", ("workloads",), "what runs inside a pod: distributed training steps"),
     Layer("control plane", ("controlplane",), "apiserver store with watches, events, trace, the shared context"),
     Layer("component helpers", ("componenthelpers",),

@@ -108,7 +108,8 @@ def test_extension_points_of_and_component_layers():
     assert gs.extension_points_of(default, "NodeAffinity") == ["PreFilter", "Filter", "PreScore", "Score"]
     assert gs.extension_points_of(default, "Coscheduling") == []
     layers = gs.component_layers(gs.component_graph())
-    assert layers["apiserver"] == "control plane" and "container-toolkit" not in layers
+    assert layers["apiserver"] == "control plane" and layers["container-toolkit"] == "components"
+    assert "node-feature-discovery" not in layers
 
 
 def test_throughput_figure_one_row_per_demand():

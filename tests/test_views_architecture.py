@@ -17,8 +17,9 @@ from gpusim.views.scoring import attempt_text  # noqa: E402
 
 SIMULATED = {"apiserver", "kube-scheduler", "job-controller", "node-lifecycle-controller", "kubelet",
              "device-manager", "nvidia-device-plugin", "container-runtime", "gpus", "scheduler-plugins",
-             "scheduler-plugins-controllers", "volcano", "kueue", "gpu-feature-discovery", "mig-manager"}
-NOT_SIMULATED = {"gpu-operator", "nvidia-driver", "container-toolkit", "dcgm-exporter"}
+             "scheduler-plugins-controllers", "volcano", "kueue", "gpu-feature-discovery", "mig-manager",
+             "gpu-operator", "nvidia-driver", "container-toolkit", "dcgm-exporter"}
+NOT_SIMULATED = {"node-feature-discovery"}
 
 BINPACK = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

@@ -9,7 +9,11 @@ from .meta import ObjectMeta
 from .schema import IntOrString
 
 GROUP_VERSION = "gpusim.io/v1alpha1"
-FAULT_TYPES = ("KubeletRestart", "DevicePluginCrash", "XidError", "NodeDown")
+FAULT_TYPES = ("KubeletRestart", "DevicePluginCrash", "XidError", "NodeDown", "DriverFailure", "ToolkitFailure",
+               "RuntimeClassMissing", "NVLinkError", "MigConfigFailure")
+# Faults of the GPU Operator's operands: they need a ClusterPolicy (the operator deploys what they break).
+OPERATOR_FAULT_TYPES = ("DriverFailure", "ToolkitFailure", "MigConfigFailure")
+NVLINK_XID = 74   # NVLINK_ERROR in NVIDIA's XID catalog; the device plugin treats it as critical
 # What an operator does with kubectl at a point in time: `kubectl label node`, `kubectl cordon/uncordon`.
 ACTION_TYPES = ("LabelNode", "CordonNode", "UncordonNode")
 
@@ -22,6 +26,8 @@ class Timing:
     container_start: str = "1s"
     node_status_update_frequency: str = "10s"
     device_plugin_restart_delay: str = "5s"
+    driver_load: str = "2m"
+    toolkit_setup: str = "10s"
 
 
 @dataclass
@@ -97,6 +103,9 @@ class NodePoolSpec:
     pods: int = 110
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Taint] = field(default_factory=list)
+    # When the nodes join the cluster (Go duration; absent = they exist at t=0), as a cluster autoscaler adds
+    # them: bare, with only NFD's PCI labels; with a ClusterPolicy the GPU Operator brings them up.
+    join_at: Optional[str] = None
 
 
 @dataclass

@@ -37,6 +37,9 @@ ANNOTATION_DURATION = "gpusim.io/duration"
 ANNOTATION_GPU_MEMORY = "gpusim.io/gpu-memory"
 ANNOTATION_GPU_MEMORY_GROWTH = "gpusim.io/gpu-memory-growth"
 ANNOTATION_EXIT_CODE = "gpusim.io/exit-code"
+# how busy the pod keeps each GPU it holds while its containers run, in percent (default 100): what the DCGM
+# exporter reports as DCGM_FI_DEV_GPU_UTIL (gpusim.records.dcgm_samples)
+ANNOTATION_GPU_UTILIZATION = "gpusim.io/gpu-utilization"
 # distributed training (gpusim/workloads/training.py): N workers that progress only while all N run
 ANNOTATION_TRAINING_GROUP = "gpusim.io/training-group"
 ANNOTATION_TRAINING_WORKERS = "gpusim.io/training-workers"
@@ -72,7 +75,7 @@ ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration"
                ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_GPU_MEMORY_GROWTH: "growth",
                ANNOTATION_EXIT_CODE: "int", ANNOTATION_TRAINING_GROUP: "name",
                ANNOTATION_TRAINING_WORKERS: "count", ANNOTATION_TRAINING_STEPS: "count",
-               ANNOTATION_STEP_TIME: "positive-duration"}
+               ANNOTATION_STEP_TIME: "positive-duration", ANNOTATION_GPU_UTILIZATION: "percent"}
 
 
 TOO_LARGE = f"must be at most {MAX_AMOUNT} (2^53) base units, the largest amount gpusim counts exactly"
@@ -195,6 +198,9 @@ def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
         elif kind == "int":
             if not re.fullmatch(r"[0-9]{1,3}", str(value)) or int(value) > 255:
                 yield p, invalid(value, "must be an integer in [0, 255]")
+        elif kind == "percent":
+            if not re.fullmatch(r"[0-9]{1,3}", str(value)) or int(value) > 100:
+                yield p, invalid(value, "must be an integer in [0, 100]")
         elif kind == "count":
             if not re.fullmatch(r"[0-9]{1,9}", str(value)) or int(value) < 1:
                 yield p, invalid(value, "must be an integer greater than or equal to 1")

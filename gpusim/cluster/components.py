@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from .. import kueue, volcano
+from .. import kueue, operator, volcano
 from ..api.nvidia_v1 import OPERATOR_NAMESPACE
 from ..controllers import elasticquota
 from ..kueue import options as kueue_options
@@ -37,8 +37,8 @@ class Component:
 
 COMPONENTS: tuple[Component, ...] = (
     Component("kube-scheduler", check=scheduler_options.check),
-    Component("gpu-operator", check=node_options.check_device_plugin, namespace=OPERATOR_NAMESPACE,
-              needed=lambda sc: sc.cluster_policy is not None),
+    Component("gpu-operator", check=node_options.check_device_plugin, install=operator.install,
+              namespace=OPERATOR_NAMESPACE, needed=lambda sc: sc.cluster_policy is not None),
     Component("mig-manager", check=node_options.check_mig_manager),
     Component("hami", check=node_options.check_hami),
     Component("capacity-scheduling", install=elasticquota.install),

@@ -18,10 +18,10 @@ from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, Node
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
-from ..api.gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
+from ..api.gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
-from ..api.nvidia_v1 import ClusterPolicy
+from ..api.nvidia_v1 import ClusterPolicy, validate_cluster_policy
 from ..api.policy_v1 import PodDisruptionBudget, validate_pdb
 from ..api.quantity import QuantityError, parse_quantity
 from ..api.schema import cut, json_name
@@ -78,6 +78,7 @@ class Scenario:
     scheduler_profiles: list = field(default_factory=list, repr=False)
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     kueue_config: Any = field(default=None, repr=False)             # api.kueue_x_k8s_io.KueueConfig, None = no Kueue
+    join_at: dict[str, float] = field(default_factory=dict)         # node name → when it joins (NodePool joinAt)
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
 
     def source(self, obj: Any) -> Optional[Source]:
@@ -178,7 +179,8 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     if singletons["KubeSchedulerConfiguration"]:
         sc.scheduler_config = singletons["KubeSchedulerConfiguration"][0]
     if singletons["ClusterPolicy"]:
-        sc.cluster_policy = singletons["ClusterPolicy"][0]
+        sc.cluster_policy = cp = singletons["ClusterPolicy"][0]
+        raise_all(cp, sc.source(cp), validate_cluster_policy(cp))
     _validate_simulation(sc)
     _expand_pools(sc)
     _explicit_node_gpus(sc)
@@ -265,6 +267,7 @@ def _expand_pools(sc: Scenario) -> None:
                 model = _vgpu_model(pool, sc, model)
         for i, t in enumerate(s.taints):
             raise_all(pool, src, validate_taint(t, f"spec.taints[{i}]"))
+        join = _duration(pool, sc, "spec.joinAt", s.join_at)
         for i in range(s.count):
             node = pool_node(pool, i, model)
             if node.metadata.name in names:
@@ -272,6 +275,8 @@ def _expand_pools(sc: Scenario) -> None:
             names.add(node.metadata.name)
             sc.nodes.append(node)
             sc.sources[id(node)] = src
+            if join:
+                sc.join_at[node.metadata.name] = join
             if model is not None and s.gpu.count:
                 sc.gpus[node.metadata.name] = (model, s.gpu.count)
 
@@ -417,32 +422,51 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         if s.type != "LabelNode" and s.labels:
             raise object_error(action, src, "spec.labels", "Forbidden: only LabelNode takes labels")
     for fault in sc.faults:
-        s, src = fault.spec, sc.source(fault)
-        if s.type not in FAULT_TYPES:
-            raise object_error(fault, src, "spec.type", unsupported(s.type, tuple(FAULT_TYPES)))
-        _duration(fault, sc, "spec.at", s.at)
-        _duration(fault, sc, "spec.downtime", s.downtime)
-        if s.node not in nodes:
-            raise object_error(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
-        if s.type == "XidError":
-            n_gpus = sc.gpus.get(s.node, (None, 0))[1]
-            if s.gpu is None:
-                raise object_error(fault, src, "spec.gpu", "Required value: the index of the GPU that reports the XID")
-            if not 0 <= s.gpu < n_gpus:
-                raise object_error(fault, src, "spec.gpu", f"Invalid value: {s.gpu}: node {s.node} has {n_gpus} GPU(s)")
-            if s.xid < 0:
-                raise object_error(fault, src, "spec.xid", f"Invalid value: {s.xid}: must be greater than or equal to 0")
-        elif s.gpu is not None:
-            raise object_error(fault, src, "spec.gpu", "Forbidden: only XidError faults name a GPU")
-        if s.type in ("KubeletRestart", "DevicePluginCrash") and s.downtime is not None \
-                and parse_duration(s.downtime) == 0:
+        _validate_fault(sc, fault, nodes)
+
+
+# Fault types that take a GPU index, and those that may last a ``downtime`` (and their default, if any).
+GPU_FAULTS = ("XidError", "NVLinkError")
+DOWNTIME_FAULTS = ("KubeletRestart", "DevicePluginCrash", "NodeDown", "DriverFailure", "ToolkitFailure",
+                   "RuntimeClassMissing")
+
+
+def _validate_fault(sc: Scenario, fault: Fault, nodes: set[str]) -> None:
+    s, src = fault.spec, sc.source(fault)
+    if s.type not in FAULT_TYPES:
+        raise object_error(fault, src, "spec.type", unsupported(s.type, tuple(FAULT_TYPES)))
+    _duration(fault, sc, "spec.at", s.at)
+    _duration(fault, sc, "spec.downtime", s.downtime)
+    if s.node not in nodes:
+        raise object_error(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+    if s.type in GPU_FAULTS:
+        n_gpus = sc.gpus.get(s.node, (None, 0))[1]
+        if s.gpu is None:
+            raise object_error(fault, src, "spec.gpu", "Required value: the index of the GPU that reports the XID")
+        if not 0 <= s.gpu < n_gpus:
+            raise object_error(fault, src, "spec.gpu", f"Invalid value: {s.gpu}: node {s.node} has {n_gpus} GPU(s)")
+        if s.xid < 0:
+            raise object_error(fault, src, "spec.xid", f"Invalid value: {s.xid}: must be greater than or equal to 0")
+    elif s.gpu is not None:
+        raise object_error(fault, src, "spec.gpu", "Forbidden: only XidError and NVLinkError faults name a GPU")
+    if s.type != "XidError" and s.xid != 79:
+        raise object_error(fault, src, "spec.xid", "Forbidden: only XidError faults take an XID number "
+                   "(NVLinkError is Xid 74)")
+    if s.type in OPERATOR_FAULT_TYPES and sc.cluster_policy is None:
+        raise object_error(fault, src, "spec.type", f'Invalid value: "{s.type}": needs a ClusterPolicy (the GPU '
+                   "Operator deploys the component this fault breaks)")
+    if s.type in ("DriverFailure", "ToolkitFailure", "MigConfigFailure") and s.node not in sc.gpus:
+        raise object_error(fault, src, "spec.node", f'Invalid value: "{s.node}": {s.type} needs a GPU node')
+    if s.type == "MigConfigFailure" and not sc.gpus[s.node][0].mig_capable:
+        raise object_error(fault, src, "spec.node", f'Invalid value: "{s.node}": {sc.gpus[s.node][0].name} does '
+                   "not support MIG, so mig-manager has nothing to apply")
+    if s.downtime is not None:
+        if s.type not in DOWNTIME_FAULTS:
+            raise object_error(fault, src, "spec.downtime", f"Forbidden: {s.type} has no downtime"
+                       + ("; the device stays Unhealthy until the device plugin restarts" if s.type in GPU_FAULTS
+                          else ""))
+        if parse_duration(s.downtime) == 0:
             raise object_error(fault, src, "spec.downtime", f'Invalid value: "{s.downtime}": must be greater than 0')
-        if s.type == "NodeDown" and s.downtime is not None:
-            raise object_error(fault, src, "spec.downtime", "Forbidden: a NodeDown node does not come back in this version "
-                       "of gpusim")
-        if s.type == "XidError" and s.downtime is not None:
-            raise object_error(fault, src, "spec.downtime", "Forbidden: an XidError has no downtime; the device stays "
-                       "Unhealthy until the device plugin restarts")
 
 
 def _check_pod_refs(obj: Any, spec: Any, path: str, sc: Scenario, classes: dict[str, int], nodes: set[str]) -> None:

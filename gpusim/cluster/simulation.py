@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gc
+import math
 import pickle
 import random
 import warnings
@@ -30,12 +31,18 @@ from ..controlplane.apiserver import APIServer
 from ..controlplane.context import Context, Timing
 from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
-from ..hardware.mig import Layout
+from ..api.gpusim_v1alpha1 import NVLINK_XID
+from ..api.nvidia_operands import NFD_PCI_LABELS, is_operand_pod
+from ..api.nvidia_v1 import section_enabled
+from ..hardware import xid as xids
+from ..hardware.mig import Layout, full_gpu_labels
 from ..hardware.migparted import default_configs
 from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
 from ..node.hami import HamiDevicePlugin
 from ..node.kubelet import Kubelet
+from ..node.labels import sharing_labels
 from ..node.migmanager import MigManager
+from ..node.operands import OperandHost
 from ..scheduler.scheduler import Scheduler
 from .components import COMPONENTS
 from .scenario import Scenario, load
@@ -47,6 +54,8 @@ DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
 DEFAULT_HORIZON = 30 * 24 * 3600.0
 HORIZON_WARNING = ("the run was stopped at 720h (30 days of simulated time), gpusim's limit for a scenario "
                    "without Simulation spec.until that never settles; set spec.until (or --until) to choose")
+# well-known labels a node has when it registers, before NFD or GFD label it
+REGISTRATION_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "gpusim.io/node-pool")
 
 
 def _copy_node(n: Node) -> Node:
@@ -97,7 +106,18 @@ class Result:
         return self.ctx.trace
 
     def pods(self) -> list:
-        return sorted(self.api.list("Pod"), key=lambda p: (p.metadata.namespace, p.metadata.name))
+        """The workload pods (every pod but the GPU Operator's operand pods, which ``operand_pods`` gives)."""
+        return sorted(self.api.list("Pod", lambda p: not is_operand_pod(p)),
+                      key=lambda p: (p.metadata.namespace, p.metadata.name))
+
+    def operand_pods(self) -> list:
+        """The pods of the GPU Operator's DaemonSets in namespace gpu-operator (``kubectl get pods -n gpu-operator``)."""
+        return sorted(self.api.list("Pod", is_operand_pod), key=lambda p: (p.metadata.namespace, p.metadata.name))
+
+    @property
+    def operator(self) -> Any:
+        """The GPU Operator's ClusterPolicy reconciler (gpusim.operator), or None without a ClusterPolicy."""
+        return self.addons.get("gpu-operator")
 
     def pod(self, name: str, namespace: str = "default"):
         return self.api.get("Pod", namespace, name)
@@ -132,28 +152,52 @@ class Simulation:
             ctx.api.create(obj)
         self.kubelets: dict[str, Kubelet] = {}
         self.mig_managers: list[MigManager] = []
+        self.mig_manager_of: dict[str, MigManager] = {}
+        self._mig_failures: dict[str, int] = {}       # MigConfigFailures waiting for a mig-manager still to start
+        self._later: dict[str, Node] = {}             # NodePool joinAt nodes, created at their time
+        cp = sc.cluster_policy
         for node in sc.nodes:
-            ctx.api.create(node)
+            name = node.metadata.name
+            joins = name in sc.join_at
+            managed = cp is not None and name in sc.gpus     # the GPU Operator brings this node's GPUs up
+            if managed:
+                node.metadata.labels[NFD_PCI_LABELS[0]] = "true"   # NFD (deployed with the operator) found the GPU
+            if not joins:
+                ctx.api.create(node)
             plugin = None
-            if node.metadata.name in sc.gpus:
-                model, count = sc.gpus[node.metadata.name]
+            bare = joins and managed     # joins with the operator: no MIG layout, no GFD labels yet
+            if name in sc.gpus:
+                model, count = sc.gpus[name]
                 uuids = gpu_uuids(rng, count)
-                if node.metadata.name in sc.hami:
-                    plugin = HamiDevicePlugin(ctx, node.metadata.name, model, uuids, sc.hami[node.metadata.name])
+                if name in sc.hami:
+                    plugin = HamiDevicePlugin(ctx, name, model, uuids, sc.hami[name])
                 else:
-                    plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
-                        config=sc.plugin_configs.get(node.metadata.name),
-                        mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
-                        mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])),
+                    plugin = NvidiaDevicePlugin(env, name, model, uuids, ctx.trace,
+                        config=sc.plugin_configs.get(name),
+                        mig_strategy=sc.mig_strategies.get(name, "none"),
+                        mig_devices=[] if bare else mig_devices(rng, sc.mig_layouts.get(name, [])),
                         shared_allocation_policy=sc.shared_devices_allocation_policy)
-            self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
-            if plugin is not None and sc.cluster_policy is not None and model.mig_capable:
+            kl = self.kubelets[name] = Kubelet(ctx, name, plugin)
+            if joins:
+                self._later[name] = node
+            if managed:
+                gfd = None
+                if bare:
+                    gfd = self._gfd_labels(node, model, count)
+                    for k in gfd:
+                        node.metadata.labels.pop(k, None)
+                    node.metadata.labels.pop("nvidia.com/mig.config.state", None)
+                kl.operands = OperandHost(kl, up=not joins, host_driver=not section_enabled(cp.spec, "driver", True),
+                                          gfd_labels=gfd)
+            if plugin is not None and cp is not None and model.mig_capable \
+                    and section_enabled(cp.spec, "mig_manager", True):
                 # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true
-                layouts = sc.mig_layouts.get(node.metadata.name) or [Layout.disabled(model)] * count
-                self.mig_managers.append(MigManager(
-                    ctx, self.kubelets[node.metadata.name], sc.mig_parted_config or default_configs(model),
-                    sc.mig_strategies.get(node.metadata.name, "none"),
-                    node.metadata.labels.get("nvidia.com/mig.config"), layouts))
+                if bare:
+                    kl.operands.mig_manager_factory = lambda kl=kl, model=model, count=count: self._mig_manager(
+                        kl, model, None, [Layout.disabled(model)] * count)
+                else:
+                    layouts = sc.mig_layouts.get(name) or [Layout.disabled(model)] * count
+                    self._mig_manager(kl, model, node.metadata.labels.get("nvidia.com/mig.config"), layouts)
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,
@@ -166,19 +210,26 @@ class Simulation:
             installed = c.install(self) if c.install is not None else None
             if installed is not None:
                 self.addons[c.name] = installed
+        operator = self.addons.get("gpu-operator")
+        if operator is not None:   # nodes present at t=0 come up with their operands already running
+            for pod in operator.bootstrap():
+                self.kubelets[pod.spec.node_name].adopt_operand_pod(pod)
         # Bootstrap with zero-latency RPCs: Register, ListAndWatch, first node status — all at t=0.
-        for kl in self.kubelets.values():
+        present = [kl for name, kl in self.kubelets.items() if name not in self._later]
+        for kl in present:
             kl.channel.latency = 0.0
             kl.start()
         while env.peek() == 0:
             env.step()
-        for kl in self.kubelets.values():
+        for kl in present:
             kl.post_node_status()
             kl.channel.latency = timing.grpc_latency
         while env.peek() == 0:   # the scheduler's informers see every node before workloads arrive
             env.step()
         for obj in [*sc.pods, *sc.jobs]:
             env.process(self.submit(obj))
+        for name in sorted(self._later, key=lambda n: (sc.join_at[n], n)):
+            env.process(self._join(name))
         for fault in sc.faults:
             env.process(self._fault(fault))
         for action in sc.actions:
@@ -208,27 +259,110 @@ class Simulation:
                       **({"labels": dict(s.labels)} if s.labels else {}))
         ctx.api.update(node)
 
+    def _mig_manager(self, kl: Kubelet, model: Any, applied: Any, layouts: list) -> MigManager:
+        sc = self.scenario
+        mm = MigManager(self.ctx, kl, sc.mig_parted_config or default_configs(model),
+                        sc.mig_strategies.get(kl.node_name, "none"), applied, layouts)
+        mm.failures_pending = self._mig_failures.pop(kl.node_name, 0)
+        self.mig_managers.append(mm)
+        self.mig_manager_of[kl.node_name] = mm
+        return mm
+
+    def _gfd_labels(self, node: Node, model: Any, count: int) -> dict[str, str]:
+        """What GFD writes on a node that joined bare: the whole-GPU labels and the sharing config's."""
+        labels = full_gpu_labels(model, count)
+        cfg = self.scenario.plugin_configs.get(node.metadata.name)
+        if cfg is not None and cfg.strategy != "none":
+            labels.update(sharing_labels(model, cfg))
+        return labels
+
+    def _join(self, name: str) -> Generator:
+        """A NodePool's ``joinAt``: the node registers (as a cluster autoscaler's new node does) and its kubelet
+        starts; with a ClusterPolicy the operator then brings its GPUs up."""
+        ctx = self.ctx
+        yield ctx.env.timeout(self.scenario.join_at[name])
+        node = self._later.pop(name)
+        node.metadata.creation_timestamp = None
+        ctx.api.create(node)
+        ctx.trace.add(ctx.now, "gpusim", "nodepool.join", f"Node {name}", "Registered")
+        self.kubelets[name].start()
+
+    def _joined(self, name: str) -> bool:
+        return name not in self._later
+
     def _fault(self, fault: Any) -> Generator:
         s, ctx = fault.spec, self.ctx
         yield ctx.env.timeout(parse_duration(s.at))
         kl = self.kubelets[s.node]
+        host = kl.operands
         downtime = parse_duration(s.downtime) if s.downtime else DEFAULT_DOWNTIME.get(s.type)
         ctx.trace.add(ctx.now, "gpusim", f"fault.{s.type}", f"Node {s.node}", "Injected",
-                      **({"gpu": s.gpu, "xid": s.xid} if s.type == "XidError" else {"downtime": downtime}))
+                      **({"gpu": s.gpu, "xid": s.xid} if s.type == "XidError" else
+                         {"gpu": s.gpu, "xid": NVLINK_XID} if s.type == "NVLinkError" else {"downtime": downtime}))
         if kl.node_down:
             return
+        end = ctx.now + downtime if downtime else math.inf
+        if s.type in ("DriverFailure", "ToolkitFailure", "RuntimeClassMissing") or (
+                s.type == "DevicePluginCrash" and host is not None and not host.plugin_container_running()):
+            yield from self._operand_fault(s.type, kl, end)
+            return
+        if s.type == "MigConfigFailure":
+            mm = self.mig_manager_of.get(s.node)
+            if mm is None:
+                self._mig_failures[s.node] = self._mig_failures.get(s.node, 0) + 1
+            else:
+                mm.failures_pending += 1
+            return
+        if s.type in ("XidError", "NVLinkError"):
+            xid = s.xid if s.type == "XidError" else NVLINK_XID
+            ctx.trace.add(ctx.now, f"kernel/{s.node}", "dmesg", f"GPU {s.gpu}", xids.kernel_log(xid, s.gpu))
+            if kl.plugin is not None and not kl.plugin.running and host is not None:
+                host.pending_xids.append((s.gpu, xid))   # the plugin's health check sees it when it starts
+            elif kl.plugin is not None:
+                kl.plugin.xid_event(s.gpu, xid)
+            return
+        while not self._joined(s.node):   # kubelet and node faults before the node exists hit it once it joins
+            yield ctx.env.timeout(self.scenario.join_at[s.node] - ctx.now)
         if s.type == "KubeletRestart":
             kl.stop("stopped (KubeletRestart)")
             yield ctx.env.timeout(downtime)
             kl.start()
         elif s.type == "DevicePluginCrash":
             yield from kl.restart_plugin(downtime)
-        elif s.type == "XidError":
-            if kl.plugin is not None:
-                kl.plugin.xid_event(s.gpu, s.xid)
         elif s.type == "NodeDown":
             kl.power_off()
             self.node_lifecycle.node_stopped_posting(s.node)
+            if s.downtime:
+                yield ctx.env.timeout(downtime)
+                self.node_lifecycle.node_resumed_posting(s.node)
+                kl.power_on()
+
+    def _operand_fault(self, kind: str, kl: Kubelet, end: float) -> Generator:
+        """A fault of an operand on [now, end): it hits a running node at once, a bring-up when it comes."""
+        ctx, host = self.ctx, kl.operands
+        if host is None:   # no operator: only the runtime handler can go missing
+            if kind == "RuntimeClassMissing":
+                kl.runtime.missing_handlers.add("nvidia")
+                if end != math.inf:
+                    yield ctx.env.timeout(end - ctx.now)
+                    kl.runtime.missing_handlers.discard("nvidia")
+            elif kind == "DevicePluginCrash":
+                yield from kl.restart_plugin(end - ctx.now)
+            return
+        if kind == "RuntimeClassMissing":
+            host.runtime_handler_missing(end)
+        else:
+            host.add_failure(kind, ctx.now, end)
+            up = self._joined(kl.node_name)
+            if kind == "DriverFailure" and up and host.driver_loaded:
+                host.driver_failed()
+            elif kind == "ToolkitFailure" and up and "nvidia-cdi" not in kl.runtime.missing_handlers:
+                host.toolkit_failed()
+        if end != math.inf:
+            yield ctx.env.timeout(end - ctx.now)
+            if kind == "RuntimeClassMissing":
+                host.runtime_handler_restored()
+            host.kick()
 
     def run(self) -> Result:
         """Run to ``until`` or to quiescence. The cyclic garbage collector is paused meanwhile: a run

@@ -24,12 +24,19 @@ class Timing:
       this delay stands for the restart itself until Register reaches the kubelet (stop the gRPC servers,
       reload the config, NVML init and device discovery, serve the sockets again), during which the
       restarted kubelet has no healthy device of the plugin.
+    - driver_load: gpusim's default for the driver container's build and load (``nvidia-driver init``:
+      kernel module build or precompiled load); the startup probe (initialDelaySeconds 60, period 10) then
+      sees it ready at its next probe.
+    - toolkit_setup: gpusim's default for the toolkit container to install and configure the runtime and
+      restart containerd.
     """
 
     grpc_latency: float = 0.001
     container_start: float = 1.0
     node_status_update_frequency: float = 10.0
     device_plugin_restart_delay: float = 5.0
+    driver_load: float = 120.0
+    toolkit_setup: float = 10.0
 
 
 @dataclass

@@ -55,3 +55,17 @@ def gpu_model(name: str) -> GPUModel:
         return CATALOG[name]
     except KeyError:
         raise KeyError(f'unknown GPU model "{name}"; known models: {", ".join(sorted(CATALOG))}') from None
+
+
+# The NVML device names (``nvidia-smi -L``, DCGM's ``modelName`` label) GFD's product labels come from, and the
+# boards' maximum power (NVIDIA's product specifications; SXM parts, the PCIe T4 and L40S).
+NVML_NAMES: dict[str, str] = {
+    "A100-SXM4-40GB": "NVIDIA A100-SXM4-40GB", "A100-SXM4-80GB": "NVIDIA A100-SXM4-80GB", "A30-24GB": "NVIDIA A30",
+    "H100-SXM5-80GB": "NVIDIA H100 80GB HBM3", "H200-141GB": "NVIDIA H200", "L40S": "NVIDIA L40S", "T4": "Tesla T4",
+    "V100-SXM2-32GB": "Tesla V100-SXM2-32GB"}
+TDP_WATTS: dict[str, int] = {"A100-SXM4-40GB": 400, "A100-SXM4-80GB": 400, "A30-24GB": 165, "H100-SXM5-80GB": 700,
+                             "H200-141GB": 700, "L40S": 350, "T4": 70, "V100-SXM2-32GB": 300}
+
+
+def nvml_name(m: GPUModel) -> str:
+    return NVML_NAMES.get(m.name, m.product.replace("-", " ", 1))

@@ -261,6 +261,16 @@ class NvidiaDevicePlugin:
         return [d for srv in self.servers.values() for d in srv.snapshot()]
 
     # --- health -----------------------------------------------------------------------------
+    def nvml_lost(self, error: str) -> None:
+        """internal/rm/health.go: an NVML error while waiting for events marks every device unhealthy (the
+        driver is gone); as for XIDs there is no recovery until the plugin restarts."""
+        self.trace.add(self.env.now, self.component, "rm.(*nvmlResourceManager).checkHealth", f"Node {self.node}",
+                       f"{error}; marking all devices as unhealthy")
+        for d in self.devices:
+            d.health = UNHEALTHY
+        for srv in self.servers.values():
+            srv.resend()
+
     def xid_event(self, index: int, xid: int) -> bool:
         """internal/rm/health.go checkHealth: a critical XID marks the device Unhealthy (for MIG, every
         MIG device of that GPU, the whole-GPU event case). Returns whether the device changed."""

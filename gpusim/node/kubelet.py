@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Generator, Optional
+from typing import Any, Generator, Optional
 
 import simpy
 
@@ -19,6 +19,7 @@ from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerState
                            ContainerStateWaiting, ContainerStatus, NodeCondition, Pod)
 from ..api.duration import parse_duration
 from ..api.quantity import parse_quantity
+from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
 from ..api.v1helper import is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
 from ..componenthelpers.podutil import set_condition
@@ -43,6 +44,7 @@ UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
 # kubelet/events/event.go BackOffStartContainer; kuberuntime doBackOff's message
 BACKOFF = "BackOff"
+SANDBOX_RETRY_SECONDS = 10.0   # gpusim's pace for the pod worker's retries of a failed sandbox
 
 
 class Kubelet:
@@ -62,6 +64,7 @@ class Kubelet:
         self.node_down = False
         self.started_at = 0.0
         self.dm: Optional[DeviceManager] = None
+        self.operands: Any = None            # node.operands.OperandHost when the GPU Operator manages the node
         self.active: dict[str, Pod] = {}     # admitted, not terminated
         self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
         self._used: dict[str, Fraction] = {}                           # Σ requests of the active pods
@@ -108,9 +111,11 @@ class Kubelet:
                     self._adds.put(pod)
             self._adds.put("sources-ready")
         if self.plugin is not None:
-            if restarted:
+            # with the GPU Operator the plugin is a container of the device-plugin pod (node/operands.py)
+            container = self.operands is None or self.operands.plugin_container_running()
+            if restarted and container:
                 ctx.env.process(self._plugin_reregisters())
-            elif not self.plugin.running:
+            elif not restarted and container and not self.plugin.running:
                 self.plugin.start(self.dm)
 
     def _plugin_reregisters(self) -> Generator:
@@ -145,10 +150,28 @@ class Kubelet:
         self.runtime.kill_all()
         if self.plugin is not None:
             self.plugin.running = False
+        if self.operands is not None:
+            self.operands.power_off()
+
+    def power_on(self) -> None:
+        """The node boots again (NodeDown with a downtime): containerd starts empty, the kubelet starts with
+        its checkpoint and re-admits the pods bound here."""
+        self.node_down = False
+        self.runtime.alive = True
+        self.start()
+
+    def adopt_operand_pod(self, pod: Pod) -> None:
+        """An operand pod running since before t=0: known and active, its containers in the runtime."""
+        self.known.add(pod.metadata.uid)
+        self._activate(pod)
+        self.operands.adopt(pod)
 
     def restart_plugin(self, downtime: float) -> Generator:
         """DevicePluginCrash: the plugin's stream ends; its DaemonSet pod comes back after ``downtime``."""
         if self.plugin is None:
+            return
+        if self.operands is not None:
+            yield from self.operands.crash_plugin(downtime)
             return
         self.plugin.stop("crashed")
         yield self.ctx.env.timeout(downtime)
@@ -262,6 +285,9 @@ class Kubelet:
                 ctx.hold(self.node_name, res, dev, pod)
         if running:
             return
+        if self.operands is not None and is_operand_pod(pod):
+            self.operands.run(pod)
+            return
         ctx.env.process(self._start_pod(pod))
 
     def _general_predicates(self, pod: Pod) -> Optional[tuple[str, str]]:
@@ -319,6 +345,13 @@ class Kubelet:
         if ctx.api.get_by_uid("Pod", pod.metadata.uid) is None:
             return   # deleted (preempted, evicted) in the same instant: nothing to start
         ctx.api.update(pod)
+        handler = pod.spec.runtime_class_name
+        while handler and handler in self.runtime.missing_handlers:
+            # kuberuntime createPodSandbox: containerd has no such runtime handler; the pod worker retries
+            ctx.event(pod, WARNING, "FailedCreatePodSandBox", MSG_NO_RUNTIME.format(handler=handler), self.source)
+            yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
+            if not self.up or pod.metadata.uid not in self.active:
+                return
         plugin, dm = self.plugin, self.dm
         for res, srv in (plugin.servers.items() if plugin is not None and dm is not None else ()):
             ep = dm.endpoints.get(res)
@@ -484,6 +517,8 @@ class Kubelet:
             if rec.finished_at is None:
                 self.runtime.kill(rec)
                 ctx.event(pod, NORMAL, "Killing", f"Stopping container {rec.name}", self.source)
+        if self.operands is not None and is_operand_pod(pod):
+            self.operands.pod_deleted(pod)
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).killPod",
                       f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success")
         self._release(pod)

@@ -29,6 +29,9 @@ PAUSED = "paused-for-mig-change"
 CLIENT_STOP_SECONDS = 5.0
 APPLY_SECONDS = 10.0
 SOURCE = "nvidia-mig-manager"
+# the MigConfigFailure fault: mig-parted cannot apply the mode change on a node that cannot reset its GPUs live
+RESET_REQUIRED = ("nvidia-mig-parted apply: the MIG mode change needs a GPU reset that this node cannot do while "
+                  "it runs (NVML_ERROR_RESET_REQUIRED; mig-manager has WITH_REBOOT=false)")
 
 
 class MigManager:
@@ -40,6 +43,7 @@ class MigManager:
         self.layouts = layouts
         self.component = f"nvidia-mig-manager/{self.node}"
         self.busy = False
+        self.failures_pending = 0              # MigConfigFailure faults still to hit an apply
         self._watch = ctx.api.watch("Node")
         ctx.env.process(self._loop())
 
@@ -98,6 +102,14 @@ class MigManager:
         if plugin.running:
             plugin.stop(PAUSED)
         busy = kl.dm.pod_devices if kl.dm is not None else {}
+        if self.failures_pending:
+            self.failures_pending -= 1
+            yield self.ctx.env.timeout(APPLY_SECONDS)
+            self._fail(wanted, RESET_REQUIRED)
+            self._set_labels(**{DEPLOY_PLUGIN_LABEL: "true"})
+            if kl.up and kl.dm is not None:
+                plugin.start(kl.dm)
+            return
         if any(busy.values()):
             yield self.ctx.env.timeout(APPLY_SECONDS)
             self._fail(wanted, "nvidia-smi mig: In use by another client (GPU workloads are still running)")

@@ -31,9 +31,12 @@ class Runtime:
         self.env = env
         self.daemon_pending = daemon_pending   # Context.daemon_pending: see fail()
         self.containers: dict[tuple[str, str], ContainerRecord] = {}
+        self.history: list[ContainerRecord] = []   # every container run, restarts included (what DCGM saw busy)
         self._by_pod: dict[str, dict[str, ContainerRecord]] = {}   # pod uid → container name → record
         self.alive = True
         self.on_stop: list[Callable[[ContainerRecord], None]] = []
+        # RuntimeClass handlers containerd lacks (the NVIDIA toolkit configures nvidia, nvidia-cdi, nvidia-legacy)
+        self.missing_handlers: set[str] = set()
 
     def running(self, pod_uid: str) -> bool:
         return any(c.finished_at is None for c in self._by_pod.get(pod_uid, {}).values())
@@ -45,6 +48,7 @@ class Runtime:
     def start(self, pod_uid: str, name: str, duration: Optional[float], exit_code: int,
               on_exit: Callable[[ContainerRecord], None]) -> ContainerRecord:
         rec = ContainerRecord(pod_uid, name, self.env.now, on_exit=on_exit)
+        self.history.append(rec)
         self.containers[(pod_uid, name)] = rec
         self._by_pod.setdefault(pod_uid, {})[name] = rec
         if duration is not None:

@@ -69,16 +69,22 @@ COMPONENTS: dict[str, tuple[str, bool, str, Optional[str], tuple[float, float], 
                               "and after a MIG change"),
     "mig-manager": ("MIG manager", True, "NVIDIA/mig-parted (nvidia-mig-manager)", "gpusim.node.migmanager",
                     (15.3, 2.2), "applies nvidia.com/mig.config with mig-parted's configs"),
+    "gpu-operator": ("GPU Operator", True, "NVIDIA/gpu-operator", "gpusim.operator", (15.3, 6.6),
+                     "ClusterPolicy reconcile: node deploy labels, operand pods in state order, status.state "
+                     "(watches Nodes and its pods through the apiserver)"),
+    "nvidia-driver": ("driver DaemonSet", True, "NVIDIA/gpu-operator (state-driver)", "gpusim.node.operands",
+                      (15.3, 0.7), "builds and loads the module (timing.driverLoad), .driver-ctr-ready; "
+                      "DriverFailure crash-loops it"),
+    "container-toolkit": ("container toolkit", True, "NVIDIA/nvidia-container-toolkit", "gpusim.node.operands",
+                          (2.6, 2.9), "configures containerd's nvidia runtime handlers; Allocate's "
+                          "NVIDIA_VISIBLE_DEVICES stands for the devices it mounts"),
+    "dcgm-exporter": ("DCGM exporter", True, "NVIDIA/dcgm-exporter", "gpusim.records", (15.3, 3.7),
+                      "per-GPU DCGM_FI_* series of the run while its pod runs (gpusim.views.dcgm)"),
     # not simulated: said in plain words in the last field
-    "gpu-operator": ("GPU Operator", False, "NVIDIA/gpu-operator", None, (15.3, 6.6),
-                     "its reconcile loop is not run; the ClusterPolicy is read as the operands' configuration "
-                     "(device-plugin config, MIG strategy) by gpusim.node.options"),
-    "nvidia-driver": ("driver DaemonSet", False, "NVIDIA/gpu-operator (state-driver)", None, (15.3, 0.7),
-                      "not simulated: every GPU has its driver from the start"),
-    "container-toolkit": ("container toolkit", False, "NVIDIA/nvidia-container-toolkit", None, (2.6, 2.9),
-                          "not simulated: Allocate's NVIDIA_VISIBLE_DEVICES stands for the devices it mounts"),
-    "dcgm-exporter": ("DCGM exporter", False, "NVIDIA/dcgm-exporter", None, (15.3, 3.7),
-                      "not simulated: gpusim.metrics computes utilisation from the run's records"),
+    "node-feature-discovery": ("NFD", False, "kubernetes-sigs/node-feature-discovery", None, (9.0, 5.2),
+                               "not simulated: deployed with the GPU Operator for a ClusterPolicy, its workers' "
+                               "PCI scan is replaced by the label feature.node.kubernetes.io/pci-10de.present "
+                               "gpusim puts on every GPU node"),
 }
 
 # (caller, callee, label drawn, detail)
@@ -119,19 +125,20 @@ FLOWS: list[tuple[str, str, str, str]] = [
     ("nvidia-driver", "gpus", "kernel driver", "containerised kernel driver"),
     ("dcgm-exporter", "gpus", "DCGM metrics", "DCGM_FI_* metrics per GPU"),
     ("dcgm-exporter", "kubelet", "PodResources", "PodResourcesLister.List on pod-resources/kubelet.sock: GPU → pod"),
+    ("node-feature-discovery", "apiserver", "label Nodes", "feature.node.kubernetes.io/* labels from the PCI scan"),
 ] + [("gpu-operator", c, "deploys", "ClusterPolicy operand (DaemonSet)")
      for c in ("nvidia-driver", "container-toolkit", "nvidia-device-plugin", "gpu-feature-discovery",
                "dcgm-exporter", "mig-manager")]
 
 # where along an edge (fraction from the caller) its label sits, where the middle is crowded
-LABEL_AT = {("gpu-feature-discovery", "apiserver"): 0.3, ("dcgm-exporter", "kubelet"): 0.35,
+LABEL_AT = {("node-feature-discovery", "apiserver"): 0.3, ("gpu-feature-discovery", "apiserver"): 0.3, ("dcgm-exporter", "kubelet"): 0.35,
             ("gpu-operator", "nvidia-device-plugin"): 0.3, ("mig-manager", "apiserver"): 0.62,
             ("mig-manager", "nvidia-device-plugin"): 0.45}
 
 
 def component_graph(result=None) -> nx.DiGraph:
-    """The simulated components and their upstream boundaries, plus (``simulated=False``) where the GPU
-    Operator and the operands gpusim leaves out (driver, container toolkit, DCGM exporter) sit; each node's
+    """The simulated components and their upstream boundaries, plus (``simulated=False``) where the parts
+    gpusim leaves out (Node Feature Discovery's PCI scan) sit; each node's
     ``note`` says what gpusim does with it. With a ``result``, the scheduler node lists that run's profiles
     and the kubelet node its node names."""
     g = nx.DiGraph(name="gpusim components")

@@ -36,9 +36,28 @@ def human_duration(seconds: float) -> str:
     return f"{d}d"
 
 
+def _init_status(pod):
+    """printPod's init-container pass: ``Init:1/4``, ``Init:CrashLoopBackOff``, ``Init:Error``, or None when
+    every init container has completed."""
+    n = len(pod.spec.init_containers)
+    for i, cs in enumerate(pod.status.init_container_statuses):
+        term, wait = cs.state.terminated, cs.state.waiting
+        if term is not None and term.exit_code == 0:
+            continue
+        if term is not None:
+            return "Init:" + term.reason if term.reason else f"Init:ExitCode:{term.exit_code}"
+        if wait is not None and wait.reason and wait.reason != "PodInitializing":
+            return "Init:" + wait.reason
+        return f"Init:{i}/{n}"
+    return None
+
+
 def pod_status_text(pod) -> str:
     """printPod's STATUS column."""
     reason = pod.status.reason or pod.status.phase or "Pending"
+    init = _init_status(pod) if pod.status.init_container_statuses else None
+    if init is not None:
+        return "Terminating" if pod.metadata.deletion_timestamp is not None else init
     for cs in pod.status.container_statuses:
         if cs.state.waiting and cs.state.waiting.reason:
             reason = cs.state.waiting.reason
@@ -72,19 +91,26 @@ def scheduled_by(result, name: str, namespace: str = "default"):
                 None)
 
 
-def get_pods(result, wide: bool = False) -> str:
+def get_pods(result, wide: bool = False, namespace: str | None = None, all_namespaces: bool = False) -> str:
+    """``kubectl get pods``: the workload pods; ``namespace`` lists that namespace's pods instead (``-n
+    gpu-operator`` shows the operand pods) and ``all_namespaces`` every pod with a NAMESPACE column (``-A``)."""
     now = result.end
     head = ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] + (["IP", "NODE", "NOMINATED NODE", "READINESS GATES"] if wide else [])
-    rows = [head]
-    for p in result.pods():
+    rows = [(["NAMESPACE"] if all_namespaces else []) + head]
+    pods = result.pods()
+    if namespace is not None or all_namespaces:
+        everything = sorted(pods + list(getattr(result, "operand_pods", list)()),
+                            key=lambda p: (p.metadata.namespace, p.metadata.name))
+        pods = [p for p in everything if all_namespaces or p.metadata.namespace == namespace]
+    for p in pods:
         ready = sum(1 for c in p.status.container_statuses if c.ready)
-        restarts = sum(c.restart_count for c in p.status.container_statuses)
-        row = [p.metadata.name, f"{ready}/{len(p.spec.containers)}", pod_status_text(p), str(restarts),
+        restarts = sum(c.restart_count for c in [*p.status.init_container_statuses, *p.status.container_statuses])
+        row = ([p.metadata.namespace] if all_namespaces else []) + [p.metadata.name, f"{ready}/{len(p.spec.containers)}", pod_status_text(p), str(restarts),
                human_duration(now - p.metadata.creation_timestamp)]
         if wide:
             row += ["<none>", p.spec.node_name or "<none>", p.status.nominated_node_name or "<none>", "<none>"]
         rows.append(row)
-    return _table(rows) if len(rows) > 1 else "No resources found in default namespace."
+    return _table(rows) if len(rows) > 1 else f"No resources found in {namespace or 'default'} namespace."
 
 
 def get_nodes(result) -> str:
