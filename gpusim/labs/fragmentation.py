@@ -157,10 +157,13 @@ def _gpus(pod) -> int:
                for c in pod.spec.containers)
 
 
-def compare(builds: dict, seeds: tuple[int, ...] = (0,), until: float = ARRIVAL_WINDOW_S) -> dict:
+def compare(builds: dict, seeds: tuple[int, ...] = (0,), until: float = ARRIVAL_WINDOW_S,
+            target: Optional[dict[int, float]] = None) -> dict:
     """Run :func:`plugin_workload` for every seed under every scheduler build (name → ``SchedulerBuild``):
-    name → seed → (Result, FragmentationReport)."""
-    return {name: {s: (r := b.run(text=plugin_workload(s)), fragmentation_report(r, until)) for s in seeds}
+    name → seed → (Result, FragmentationReport). ``target`` (default :data:`TARGET`) is both the workload's
+    mix of GPU counts and the mix the fragmentation is measured against."""
+    return {name: {s: (r := b.run(text=plugin_workload(s, target=target)), fragmentation_report(r, until, target))
+                   for s in seeds}
             for name, b in builds.items()}
 
 
