@@ -16,3 +16,8 @@ exclude_patterns = [".venv", "build", "gpusim", "tests", "benchmarks", "examples
                     "README.md", "**/.ipynb_checkpoints", ".pytest_cache", "**/.pytest_cache", ".hypothesis",
                     ".import_linter_cache"]
 suppress_warnings = []
+# Heading anchors as JupyterLab forms them (the heading's text, spaces → "-"), so that a link such as
+# 04-workflow.ipynb#3.-排队：卡不够时会发生什么 (chapter 10 links every answer to a section) works in JupyterLab
+# and on this site alike; a link to a heading that does not exist is a warning, hence an error here.
+myst_heading_anchors = 3
+myst_heading_slug_func = "gpusim.labs.interview.heading_anchor"

@@ -114,3 +114,61 @@ def test_extension_points_of_and_component_layers():
 
 def test_throughput_figure_one_row_per_demand():
     assert len(gs.plot_throughput_by_demand([1.0, 0.5, 0.25]).axes) == 6
+
+
+# --- helpers the answers of chapters 07, 09, 10 and lab 08 call ------------------------------------------------
+
+def test_with_field_sets_removes_and_names_what_is_missing():
+    from gpusim.experiments import edits
+    text = open("course/templates/volcano-queues.yaml").read()
+    job = edits.find(edits.docs(edits.with_field(text, "Job", "serve-train", "spec.tasks.0.replicas", 4)), "Job", "serve-train")
+    assert job["spec"]["tasks"][0]["replicas"] == 4
+    q = edits.find(edits.docs(edits.with_field(text, "Queue", "research", "spec.capability", None)), "Queue", "research")
+    assert "capability" not in q["spec"]
+    deep = edits.find(edits.docs(edits.with_field(text, "Queue", "research", "spec.a.b", 1)), "Queue", "research")
+    assert deep["spec"]["a"] == {"b": 1}
+    with pytest.raises(KeyError, match="no item '5' at spec.tasks.5"):
+        edits.with_field(text, "Job", "serve-train", "spec.tasks.5.replicas", 4)
+    with pytest.raises(KeyError, match="no Job named 'nope'"):
+        edits.with_field(text, "Job", "nope", "spec.x", 1)
+
+
+def test_load_errors_name_the_given_file():
+    errs = gs.load_errors({"bad": "apiVersion: v1\nkind: Podd\nmetadata: {name: x}\n"}, file="scenario.yaml")
+    assert errs["bad"].startswith('error: scenario.yaml, document 1: Podd "x" is invalid: no matches for kind')
+
+
+def test_with_priority_class_marks_only_pods_of_that_size():
+    import gpusim.labs
+    text = gs.labs.with_priority_class(gs.labs.plugin_workload(0), gpus=4, value=1000)
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    pc = [d for d in docs if d["kind"] == "PriorityClass"]
+    assert pc == [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "gpu-priority"},
+                   "value": 1000, "preemptionPolicy": "Never"}]
+    pods = [d for d in docs if d["kind"] == "Pod"]
+    marked = {d["metadata"]["name"] for d in pods if d["spec"].get("priorityClassName") == "gpu-priority"}
+    assert marked and marked == {d["metadata"]["name"] for d in pods
+                                 if d["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 4}
+    r = gs.run(text=text)
+    assert {p.spec.priority for p in r.pods() if p.metadata.name in marked} == {1000}
+
+
+def test_compare_uses_the_target_for_workload_and_measure():
+    import gpusim.labs
+    target = {1: 0.8, 8: 0.2}
+    cmp = gs.labs.compare({"default": gs.labs.build(None)}, seeds=(0,), target=target)
+    result, report = cmp["default"][0]
+    sizes = {sum(int(c.resources.limits["nvidia.com/gpu"]) for c in p.spec.containers) for p in result.pods()}
+    assert sizes == {1, 8}
+    assert report == gs.labs.fragmentation_report(result, target=target)
+    assert report != gs.labs.fragmentation_report(result)
+
+
+@pytest.mark.parametrize("full, expected", [
+    (9, "0/11 nodes are available: 2 node(s) had untolerated taint(s), 9 Insufficient nvidia.com/gpu."),
+    (10, "0/12 nodes are available: 10 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s)."),
+])
+def test_failed_scheduling_sorts_the_reason_strings(full, expected):
+    from gpusim.experiments.workflow import two_reasons_scenario
+    message = gs.attempts_for(gs.run(text=two_reasons_scenario(full)), "late")[0].message
+    assert message.startswith(expected + " preemption: ")

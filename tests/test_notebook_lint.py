@@ -115,7 +115,7 @@ def test_relative_links_resolve(path):
 # cell per exercise, in order, "<details><summary>练习 N 参考答案</summary> … </details>", each optionally followed by
 # hidden code cells tagged "answer" that compute and assert the answer (so CI keeps it true).
 # Chapters whose answers another branch is writing; the lead empties this list once they are merged.
-ANSWERS_PENDING = {"07-engineering-practice.ipynb", "09-best-practices.ipynb", "11-further-reading.ipynb"}
+ANSWERS_PENDING: set[str] = set()
 ANSWER_HEAD = re.compile(r"<details><summary>练习 (\d+) 参考答案</summary>")
 ANSWER_CODE_META = {"source_hidden": True, "outputs_hidden": True}
 

@@ -1,6 +1,6 @@
 """The course's scenarios with one thing changed, as its exercises ask: a pod's GPU request, a fault's fields,
 a PriorityClass, an extra pod, a Volcano Queue's weight, a Job's ``minAvailable``, an ElasticQuota, a Kueue
-ClusterQueue's quota fields. Each takes and returns YAML text (what a user would ``kubectl apply``); the object
+ClusterQueue's quota fields, or any one field by its path (:func:`with_field`). Each takes and returns YAML text (what a user would ``kubectl apply``); the object
 to change must exist, or a KeyError names it."""
 from __future__ import annotations
 
@@ -27,6 +27,30 @@ def find(items: list[dict], kind: str, name: str, namespace: Optional[str] = Non
             return d
     where = f" in namespace {namespace}" if namespace else ""
     raise KeyError(f"no {kind} named {name!r}{where} in the scenario")
+
+
+def with_field(text: str, kind: str, name: str, path: str, value: Any, namespace: Optional[str] = None) -> str:
+    """Object ``kind``/``name`` with the field at the dotted ``path`` set to ``value`` (list items by index,
+    e.g. ``spec.tasks.0.replicas``; missing mappings on the way are created); ``value=None`` removes the field."""
+    items = docs(text)
+    node: Any = find(items, kind, name, namespace)
+    *parents, leaf = path.split(".")
+    for i, key in enumerate(parents):
+        if isinstance(node, list):
+            if not key.isdigit() or int(key) >= len(node):
+                raise KeyError(f"{kind} {name!r}: no item {key!r} at {'.'.join(parents[:i + 1])}")
+            node = node[int(key)]
+        else:
+            node = node.setdefault(key, {})
+    if isinstance(node, list):
+        if not leaf.isdigit() or int(leaf) >= len(node):
+            raise KeyError(f"{kind} {name!r}: no item {leaf!r} at {path}")
+        node[int(leaf)] = value
+    elif value is None:
+        node.pop(leaf, None)
+    else:
+        node[leaf] = value
+    return dump(items)
 
 
 def with_pod_gpus(text: str, pod: str, count: int) -> str:

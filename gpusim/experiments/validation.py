@@ -18,12 +18,13 @@ spec:
 """
 
 
-def load_errors(cases: dict[str, str]) -> dict[str, str]:
-    """label → the InputError text for each scenario text that does not load (valid ones are left out)."""
+def load_errors(cases: dict[str, str], file: str = "pod.yaml") -> dict[str, str]:
+    """label → the InputError text for each scenario text (loaded as the file ``file``) that does not load
+    (valid ones are left out)."""
     errors = {}
     for label, text in cases.items():
         try:
-            load(texts=[("pod.yaml", text)])
+            load(texts=[(file, text)])
         except InputError as e:
             errors[label] = str(e)
     return errors

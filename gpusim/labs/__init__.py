@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from . import fragmentation, gpuclustering, outoftree
 from .checks import CheckResult, check_fairness, check_gang, check_inference_oom
-from .fragmentation import TARGET, compare, fgd_score, format_comparison, fragmentation_report, node_fragmentation, plugin_workload
+from .fragmentation import (TARGET, compare, fgd_score, format_comparison, fragmentation_report, node_fragmentation,
+                            plugin_workload, with_priority_class)
 from .outoftree import build, with_plugin
 from .plugincheck import PLUGIN_SEEDS, check_plugin, plugin_baseline
 from .notebook import STUB, make_student, student_text
@@ -44,6 +45,6 @@ def __getattr__(name: str):
 __all__ = ["CheckResult", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text",
            "plot_gpu_memory", "fragmentation", "gpuclustering", "outoftree", "TARGET", "fgd_score",
            "fragmentation_report", "node_fragmentation", "plugin_workload", "build", "with_plugin", "PLUGIN_SEEDS",
-           "check_plugin", "plugin_baseline", "compare", "format_comparison", "plot_fragmentation_over_time",
+           "check_plugin", "plugin_baseline", "compare", "with_priority_class", "format_comparison", "plot_fragmentation_over_time",
            "plot_fragmentation_by_seed", "fragmentation_widget", "fairness_report", "with_preemptable_training",
            "gang_report", "job_failures"]

@@ -84,6 +84,21 @@ def plugin_workload(seed: int = 0, nodes: int = NODES, gpus: int = GPUS_PER_NODE
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
+def with_priority_class(text: str, gpus: int, value: int, name: str = "gpu-priority",
+                        preemption_policy: str = "Never") -> str:
+    """A :func:`plugin_workload` scenario in which every pod asking for ``gpus`` GPUs uses a new
+    PriorityClass ``name`` (``value``, ``preemptionPolicy``; ``Never`` only moves the pods ahead in the
+    scheduling queue, as PrioritySort orders by priority, and evicts nobody)."""
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    for d in docs:
+        if d.get("kind") == "Pod" and sum(int((c.get("resources") or {}).get("limits", {}).get(NVIDIA_GPU, 0))
+                                          for c in d["spec"]["containers"]) == gpus:
+            d["spec"]["priorityClassName"] = name
+    docs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                 "value": value, "preemptionPolicy": preemption_policy})
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
 @dataclass(frozen=True)
 class FragmentationReport:
     """One run measured over ``[0, until)``: time-averaged cluster fragmentation (GPUs), its share of the
@@ -157,10 +172,13 @@ def _gpus(pod) -> int:
                for c in pod.spec.containers)
 
 
-def compare(builds: dict, seeds: tuple[int, ...] = (0,), until: float = ARRIVAL_WINDOW_S) -> dict:
+def compare(builds: dict, seeds: tuple[int, ...] = (0,), until: float = ARRIVAL_WINDOW_S,
+            target: Optional[dict[int, float]] = None) -> dict:
     """Run :func:`plugin_workload` for every seed under every scheduler build (name → ``SchedulerBuild``):
-    name → seed → (Result, FragmentationReport)."""
-    return {name: {s: (r := b.run(text=plugin_workload(s)), fragmentation_report(r, until)) for s in seeds}
+    name → seed → (Result, FragmentationReport). ``target`` (default :data:`TARGET`) is both the workload's
+    mix of GPU counts and the mix the fragmentation is measured against."""
+    return {name: {s: (r := b.run(text=plugin_workload(s, target=target)), fragmentation_report(r, until, target))
+                   for s in seeds}
             for name, b in builds.items()}
 
 
