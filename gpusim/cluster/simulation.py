@@ -29,6 +29,9 @@ from ..controlplane.apiserver import APIServer
 from ..controlplane.context import Context, Timing
 from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
+from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
+from ..hardware.cluster import ClusterTopology
+from ..hardware.fabric import FabricSpec
 from ..hardware.mig import Layout
 from ..hardware.migparted import default_configs
 from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
@@ -119,25 +122,33 @@ class Simulation:
         self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
         classes = {pc.metadata.name: pc for pc in sc.priority_classes}
         ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
-        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
+        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups,
+                    *sc.objects.get(NRT_KIND, [])]:
             ctx.api.create(obj)
+        ctx.topology = ClusterTopology(fabric_spec=sc.fabric_spec or FabricSpec(labels="none"),
+                                       fabric_nodes=list(sc.fabric_nodes))
         self.kubelets: dict[str, Kubelet] = {}
         self.mig_managers: list[MigManager] = []
         for node in sc.nodes:
             ctx.api.create(node)
             plugin = None
-            if node.metadata.name in sc.gpus:
-                model, count = sc.gpus[node.metadata.name]
+            name = node.metadata.name
+            board = sc.board_graphs[sc.boards[name]] if name in sc.boards else None
+            if board is not None:
+                ctx.topology.servers[name] = board
+            if name in sc.gpus:
+                model, count = sc.gpus[name]
                 uuids = gpu_uuids(rng, count)
-                if node.metadata.name in sc.hami:
-                    plugin = HamiDevicePlugin(ctx, node.metadata.name, model, uuids, sc.hami[node.metadata.name])
+                ctx.topology.uuids[name] = uuids
+                if name in sc.hami:
+                    plugin = HamiDevicePlugin(ctx, name, model, uuids, sc.hami[name])
                 else:
-                    plugin = NvidiaDevicePlugin(env, node.metadata.name, model, uuids, ctx.trace,
-                        config=sc.plugin_configs.get(node.metadata.name),
-                        mig_strategy=sc.mig_strategies.get(node.metadata.name, "none"),
-                        mig_devices=mig_devices(rng, sc.mig_layouts.get(node.metadata.name, [])),
-                        shared_allocation_policy=sc.shared_devices_allocation_policy)
-            self.kubelets[node.metadata.name] = Kubelet(ctx, node.metadata.name, plugin)
+                    plugin = NvidiaDevicePlugin(env, name, model, uuids, ctx.trace,
+                        config=sc.plugin_configs.get(name),
+                        mig_strategy=sc.mig_strategies.get(name, "none"),
+                        mig_devices=mig_devices(rng, sc.mig_layouts.get(name, [])),
+                        shared_allocation_policy=sc.shared_devices_allocation_policy, board=board)
+            self.kubelets[name] = Kubelet(ctx, name, plugin, board, sc.kubelet_configs.get(name))
             if plugin is not None and sc.cluster_policy is not None and model.mig_capable:
                 # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true
                 layouts = sc.mig_layouts.get(node.metadata.name) or [Layout.disabled(model)] * count

@@ -34,7 +34,8 @@ class Timing:
 
 @dataclass
 class Holding:
-    """A device held by a pod on a node over [start, end) (end None = still held)."""
+    """A device held by a pod on a node over [start, end) (end None = still held); ``gpu`` is the index of the
+    physical GPU behind the device (None when unknown)."""
 
     node: str
     resource: str
@@ -43,6 +44,7 @@ class Holding:
     pod: str
     start: float
     end: float | None = None
+    gpu: int | None = None
 
 
 @dataclass
@@ -56,12 +58,13 @@ class Context:
     daemon_pending: list[int] = field(default_factory=lambda: [0])
     holdings: list[Holding] = field(default_factory=list)
     training: Any = None   # gpusim.workloads.training.TrainingCoordinator, created on first use
+    topology: Any = None   # gpusim.hardware.cluster.ClusterTopology: boards, GPU UUIDs, fabric
     _open: dict = field(default_factory=dict, repr=False)
 
-    def hold(self, node: str, resource: str, device: str, pod) -> None:
+    def hold(self, node: str, resource: str, device: str, pod, gpu: int | None = None) -> None:
         key = (node, device, pod.metadata.uid)
         if key not in self._open:
-            h = Holding(node, resource, device, pod.metadata.namespace, pod.metadata.name, self.env.now)
+            h = Holding(node, resource, device, pod.metadata.namespace, pod.metadata.name, self.env.now, gpu=gpu)
             self._open[key] = h
             self.holdings.append(h)
 
