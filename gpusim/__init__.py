@@ -75,6 +75,8 @@ _LAZY = {
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
+    "gpusim.views.topology": ["draw_node", "draw_group_ring", "plot_run_step_time", "topo_m", "pod_gpus",
+                              "training_rows", "group_allreduce", "draw_server", "draw_fabric", "plot_step_time"],
     "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary", "gpu_labels", "hami_allocations",
                              "hami_scenario", "isolation_table", "plot_gpu_memory", "mig_layout_widget",
                              "mig_placement_error", "mig_placement_report", "mig_profile_table", "mig_slice_map",

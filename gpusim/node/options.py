@@ -206,8 +206,9 @@ def check_kubelet(sc: Any, errors: ObjectErrors) -> None:
             try:
                 topologymanager.manager_from_kubelet_config(config, numa, node_numa_distances(sc, name))
             except topologymanager.TopologyManagerError as e:
-                field_ = ("topologyManagerPolicyOptions" if "option" in str(e) or "policy option" in str(e)
-                          else "topologyManagerPolicy")
+                # the NUMA-node limit is the policy's; every other NewManager error is about an option
+                field_ = "topologyManagerPolicy" if "unsupported on machines" in str(e) else \
+                    "topologyManagerPolicyOptions"
                 raise errors.err(pool, f"spec.kubelet.{field_}", str(e)) from None
             sc.kubelet_configs[name] = config
 
