@@ -501,9 +501,19 @@ def gpu_node(g: nx.Graph, index: int) -> str:
     return name
 
 
+def _memo(g: nx.Graph, key: str, compute):
+    """Facts derived from a board graph, computed once and kept in its attributes (a board graph is read-only
+    data shared by every node with that board); callers get a copy."""
+    memo = g.graph.setdefault("_derived", {})
+    if key not in memo:
+        memo[key] = compute()
+    value = memo[key]
+    return dict(value) if isinstance(value, dict) else list(value)
+
+
 def gpu_numa(g: nx.Graph) -> dict[int, int]:
     """GPU index → NUMA node (what ``/sys/bus/pci/devices/<bus>/numa_node`` gives the device plugin)."""
-    return {g.nodes[n]["index"]: g.nodes[n]["numa"] for n in gpus(g)}
+    return _memo(g, "gpu_numa", lambda: {g.nodes[n]["index"]: g.nodes[n]["numa"] for n in gpus(g)})
 
 
 def gpu_nic(g: nx.Graph) -> dict[int, Optional[int]]:
@@ -522,7 +532,12 @@ def numa_cpus(g: nx.Graph, numa: int) -> str:
 
 def numa_nodes(g: nx.Graph) -> list[int]:
     """The board's NUMA node ids, ascending (what the kubelet's cAdvisor machine info lists)."""
-    return sorted(d["id"] for _, d in g.nodes(data=True) if d["kind"] == "numa")
+    return _memo(g, "numa_nodes", lambda: sorted(d["id"] for _, d in g.nodes(data=True) if d["kind"] == "numa"))
+
+
+def numa_cpu_counts(g: nx.Graph) -> dict[int, int]:
+    """NUMA id → how many logical CPUs it has."""
+    return _memo(g, "numa_cpu_counts", lambda: {n: len(parse_cpulist(numa_cpus(g, n))) for n in numa_nodes(g)})
 
 
 # ACPI SLIT distances (``/sys/devices/system/node/node<N>/distance``): 10 for the local node by definition; two
@@ -535,10 +550,12 @@ SLIT_REMOTE = {"intel": (21, 21), "amd": (12, 32), "arm": (40, 40)}   # vendor �
 def numa_distances(g: nx.Graph) -> dict[int, list[int]]:
     """NUMA id → its distance row indexed by NUMA id (the Topology Manager's ``prefer-closest-numa-nodes`` and
     NFD's zone ``costs`` read these)."""
-    ids = numa_nodes(g)
-    same, other = SLIT_REMOTE[g.graph["cpu_vendor"]]
-    socket = {i: g.nodes[f"numa{i}"]["socket"] for i in ids}
-    return {a: [SLIT_LOCAL if a == b else same if socket[a] == socket[b] else other for b in ids] for a in ids}
+    def compute() -> dict[int, list[int]]:
+        ids = numa_nodes(g)
+        same, other = SLIT_REMOTE[g.graph["cpu_vendor"]]
+        socket = {i: g.nodes[f"numa{i}"]["socket"] for i in ids}
+        return {a: [SLIT_LOCAL if a == b else same if socket[a] == socket[b] else other for b in ids] for a in ids}
+    return {a: list(row) for a, row in _memo(g, "numa_distances", compute).items()}
 
 
 def _pcie_chain(g: nx.Graph, node: str) -> tuple[list[str], str, Optional[str]]:

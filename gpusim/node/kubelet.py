@@ -63,8 +63,7 @@ class Kubelet:
         self.config = dict(config or {})
         self.numa_nodes = hwtopology.numa_nodes(board) if board is not None else [0]
         self.numa_distances = hwtopology.numa_distances(board) if board is not None else {0: [10]}
-        self.numa_cpu_counts = ({n: len(hwtopology.parse_cpulist(hwtopology.numa_cpus(board, n)))
-                                 for n in self.numa_nodes} if board is not None else {})
+        self.numa_cpu_counts = hwtopology.numa_cpu_counts(board) if board is not None else {}
         self.topology_manager: Optional[topologymanager.Manager] = None
         self.state_listeners: list = []      # called when the kubelet's state files change (checkpoint)
         self.component = f"kubelet/{node_name}"
