@@ -78,6 +78,8 @@ _LAZY = {
     "gpusim.views.diagnose": ["diagnose_pod"],
     "gpusim.views.dcgm": ["dcgm_exposition", "dcgm_alerts", "alerts_table", "plot_gpu_metric"],
     "gpusim.records": ["dcgm_samples", "dcgm_series"],
+    "gpusim.views.topology": ["draw_node", "draw_group_ring", "plot_run_step_time", "topo_m", "pod_gpus",
+                              "training_rows", "group_allreduce", "draw_server", "draw_fabric", "plot_step_time"],
     "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary", "gpu_labels", "hami_allocations",
                              "hami_scenario", "isolation_table", "plot_gpu_memory", "mig_layout_widget",
                              "mig_placement_error", "mig_placement_report", "mig_profile_table", "mig_slice_map",

@@ -6,6 +6,7 @@
     gpusim explain pod NAME -f FILE... [-n NAMESPACE]
     gpusim diagnose pod NAME -f FILE... [-n NAMESPACE]
     gpusim metrics -f FILE... [--at T] [--alerts]
+    gpusim topo -m NODE -f FILE...
     gpusim replay alibaba [--trace NAME] [--policy NAME] [--seed N] [--tune 1.3] [-o table|json]
     gpusim sweep [--traces ...] [--policies ...] [--seeds 42-51] [--address tcp://HOST:8786] [--out FILE]
 
@@ -94,6 +95,14 @@ def _parser() -> argparse.ArgumentParser:
     me.add_argument("--at", metavar="DURATION", help="the scrape time, a Go duration (default: the end of the run)")
     me.add_argument("--alerts", action="store_true", help="print the reference's DCGM alert rules' alerts instead")
     _run_options(me)
+    topo = sub.add_parser("topo", help="a node's GPU/NIC topology matrix, as nvidia-smi topo -m prints it",
+                          description="Load the scenario and print what `nvidia-smi topo -m` prints on NODE: the "
+                                      "link class of every GPU/NIC pair, CPU and NUMA affinity, and the legends.")
+    topo.add_argument("-m", "--matrix", action="store_true", required=True,
+                      help="the topology matrix (the only nvidia-smi topo view gpusim prints)")
+    topo.add_argument("node", metavar="NODE", help="the node's name")
+    topo.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                      help="a scenario file; repeat for several")
     from .replay.cli import add_parsers as add_replay_parsers
     add_replay_parsers(sub)   # replay alibaba, sweep (gpusim/replay/cli.py)
     return p
@@ -147,6 +156,8 @@ def _main(args, kubectl) -> int:
         if args.command in ("replay", "sweep"):
             from .replay.cli import main as replay_main
             return replay_main(args)
+        if args.command == "topo":
+            return _topo(args)
         if args.command == "run":
             result = _run(args.files, args.seed, args.until)
             out = args.output
@@ -188,11 +199,27 @@ def _main(args, kubectl) -> int:
     return _print(text)
 
 
-def _print(text: str) -> int:
+def _topo(args) -> int:
+    """``nvidia-smi topo -m`` on a node of the scenario (loaded, not run: the board is known at load time)."""
+    from .cluster.scenario import load
+    from .hardware.topology import format_topo_m
+    sc = load(args.filename)
+    if args.node not in {n.metadata.name for n in sc.nodes}:
+        print(f'Error from server (NotFound): nodes "{args.node}" not found', file=sys.stderr)
+        return 1
+    key = sc.boards.get(args.node)
+    if key is None:
+        print(f'node "{args.node}" has no NVIDIA GPUs with a server board (a GPU-less node or a vGPU VM): '
+              "nvidia-smi topo -m has nothing to show", file=sys.stderr)
+        return 1
+    return _print(format_topo_m(sc.board_graphs[key]), end="")
+
+
+def _print(text: str, end: str = "\n") -> int:
     """Print; a reader that goes away early (``gpusim run … | head -1``) ends the output quietly, as
     kubectl's output does, instead of a BrokenPipeError traceback."""
     try:
-        print(text)
+        print(text, end=end)
         sys.stdout.flush()
     except BrokenPipeError:
         # Python's documented idiom (library/signal.html, "Note on SIGPIPE"): point stdout at devnull so the

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 from .api.quantity import format_quantity
 from .componenthelpers.resource import pod_requests
+from .workloads.training import training_records
 
 
 def t(x: Optional[float]) -> Optional[float]:
@@ -68,13 +69,15 @@ def to_json(result) -> dict[str, Any]:
     for p in result.api.list("Pod"):
         if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
             per_node.setdefault(p.spec.node_name, []).append(p)
+    topo = result.ctx.topology
     for n in result.nodes():
         alloc = node_allocated(result, n, per_node.get(n.metadata.name, []))
         nodes.append({"name": n.metadata.name, "labels": dict(sorted(n.metadata.labels.items())),
                       "capacity": dict(sorted(n.status.capacity.items())),
                       "allocatable": dict(sorted(n.status.allocatable.items())),
                       "allocated": {k: format_quantity(v, binary=k == "memory") for k, v in sorted(alloc.items())},
-                      "ready": node_ready(n) == "Ready"})
+                      "ready": node_ready(n) == "Ready",
+                      "gpus": topo.gpus(n.metadata.name) if topo is not None else []})
     events = [{"time": t(e.time), "type": e.type, "reason": e.reason,
                "object": {"kind": e.object.kind, "namespace": e.object.namespace, "name": e.object.name},
                "message": e.message, "source": e.source} for e in result.events.log]
@@ -84,8 +87,11 @@ def to_json(result) -> dict[str, Any]:
              "completionTime": t(j.status.completion_time)} for j in result.jobs()]
     allocations = [{"node": h.node, "resource": h.resource, "device": h.device, "namespace": h.namespace,
                     "pod": h.pod, "start": t(h.start), "end": t(h.end)} for h in result.ctx.holdings]
+    training = [{**g, "stepSeconds": t(g["stepSeconds"]), "allreduceSeconds": t(g["allreduceSeconds"]),
+                 "busBandwidthGBps": None if g["busBandwidthGBps"] is None else round(g["busBandwidthGBps"], 3)}
+                for g in training_records(result.ctx)]
     return {"seed": result.seed, "end": t(result.end), "pods": pods, "nodes": nodes, "jobs": jobs,
-            "events": events, "allocations": allocations}
+            "events": events, "allocations": allocations, "training": training}
 
 
 # --- DCGM exporter -------------------------------------------------------------------------------------------

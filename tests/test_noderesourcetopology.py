@@ -692,12 +692,41 @@ spec:
 """
 
 
+def nrt_yaml(name: str) -> str:
+    """dgx_h100_zones() as the topology-updater would publish it, written as a YAML document."""
+    return f"""---
+apiVersion: topology.node.k8s.io/v1alpha2
+kind: NodeResourceTopology
+metadata: {{name: {name}}}
+topologyPolicies: [SingleNUMANodeContainerLevel]
+attributes:
+- {{name: topologyManagerPolicy, value: single-numa-node}}
+- {{name: topologyManagerScope, value: container}}
+zones:
+- name: node-0
+  type: Node
+  costs: [{{name: node-0, value: 10}}, {{name: node-1, value: 21}}]
+  resources:
+  - {{name: cpu, capacity: "112", allocatable: "110", available: "110"}}
+  - {{name: memory, capacity: "1Ti", allocatable: "1Ti", available: "1Ti"}}
+  - {{name: nvidia.com/gpu, capacity: "4", allocatable: "4", available: "4"}}
+- name: node-1
+  type: Node
+  costs: [{{name: node-0, value: 21}}, {{name: node-1, value: 10}}]
+  resources:
+  - {{name: cpu, capacity: "112", allocatable: "112", available: "112"}}
+  - {{name: memory, capacity: "1Ti", allocatable: "1Ti", available: "1Ti"}}
+  - {{name: nvidia.com/gpu, capacity: "4", allocatable: "4", available: "4"}}
+"""
+
+
 def test_scheduler_keeps_an_unalignable_pod_pending_with_upstream_reason():
+    """NRTs given in the scenario (the topology-updater leaves those nodes alone): an 8-GPU pod fits no single
+    NUMA node of a 4+4 board, so the plugin's Filter rejects both nodes with its reason."""
     from gpusim.cluster.scenario import load
     from gpusim.cluster.simulation import Simulation
-    sim = Simulation(load(texts=[("<text>", SCENARIO)]))
-    for i in range(2):
-        sim.ctx.api.create(node_resource_topology(f"h100-{i}", dgx_h100_zones(), {}, "single-numa-node", "container"))
+    sim = Simulation(load(texts=[("<text>", SCENARIO + nrt_yaml("h100-0") + nrt_yaml("h100-1"))]))
+    assert sorted(sim.addons["nfd-topology-updater"]) == []
     sim.ctx.env.run(until=5)
     failed = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedScheduling"]
     assert failed and failed[0].startswith("0/2 nodes are available: 2 cannot align container.")

@@ -1,4 +1,5 @@
-"""gpusim's own kinds (``gpusim.io/v1alpha1``): Simulation (with the alpha ``featureGates`` it models), NodePool, Fault."""
+"""gpusim's own kinds (``gpusim.io/v1alpha1``): Simulation (with the alpha ``featureGates`` it models), NodePool
+(with its server board and the kubelet's topology settings), Fault, Action, and Fabric (the compute network)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -89,15 +90,34 @@ class VGPUSpec:
 
 @dataclass
 class GPUSpec:
+    """``topology`` names the server board (gpusim.hardware.topology BOARDS: dgx-1v, dgx-a100, dgx-h100, hgx-h200,
+    gb200-nvl72, pcie-l40s, pcie; default: the model's DGX/HGX board on 8-GPU SXM nodes, else the generic ``pcie``
+    board); ``topologyOptions`` the board's parameters (e.g. ``{nps: 1}`` on dgx-a100)."""
+
     model: str = field(default="", metadata={"required": True})
     count: int = 8
     vgpu: Optional[VGPUSpec] = None
+    topology: Optional[str] = None
+    topology_options: dict[str, IntOrString] = field(default_factory=dict)
+
+
+@dataclass
+class KubeletSpec:
+    """The KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1, same names) gpusim's kubelet reads:
+    the Topology Manager's policy, scope and policy options, and the CPU manager's policy (only ``none``, the
+    default, is modelled)."""
+
+    topology_manager_policy: str = "none"
+    topology_manager_scope: str = "container"
+    topology_manager_policy_options: dict[str, str] = field(default_factory=dict)
+    cpu_manager_policy: str = "none"
 
 
 @dataclass
 class NodePoolSpec:
     count: int = field(default=0, metadata={"required": True})
     gpu: Optional[GPUSpec] = None
+    kubelet: Optional[KubeletSpec] = None
     cpu: IntOrString = "64"
     memory: IntOrString = "512Gi"
     pods: int = 110
@@ -150,3 +170,34 @@ class Action:
     kind: str = "Action"
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: ActionSpec = field(default_factory=ActionSpec, metadata={"required": True})
+
+
+@dataclass
+class FabricSpec:
+    """The compute fabric (gpusim.hardware.fabric; every field optional, defaults there): ``type``
+    RailOptimized | Tree, ``nodePools`` attached (default: every GPU NodePool and GPU Node), ``nicSpeed``
+    (``400G``; default: the boards' own NICs), ``scalableUnit``, ``spines`` (RailOptimized), ``nodesPerLeaf``,
+    ``leavesPerSpine`` (Tree), ``oversubscription`` (>= 1), ``load`` ([0, 1]), ``labels`` (topograph | aws | gcp |
+    oci | kueue | volcano | none: the node labels written)."""
+
+    type: Optional[str] = None
+    node_pools: Optional[list[str]] = None
+    nic_speed: Optional[IntOrString] = None
+    scalable_unit: Optional[int] = None
+    spines: Optional[int] = None
+    nodes_per_leaf: Optional[int] = None
+    leaves_per_spine: Optional[int] = None
+    oversubscription: Optional[float] = None
+    load: Optional[float] = None
+    labels: Optional[str] = None
+
+
+@dataclass
+class Fabric:
+    """The network between the GPU nodes' compute NICs (at most one per scenario; without one, an idle,
+    non-blocking rail-optimized fabric of the boards' own NICs that writes no node labels)."""
+
+    api_version: str = GROUP_VERSION
+    kind: str = "Fabric"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: FabricSpec = field(default_factory=FabricSpec)

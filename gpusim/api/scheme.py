@@ -14,7 +14,7 @@ from . import batch_volcano_sh_v1alpha1 as vcbatch, scheduling_volcano_sh_v1beta
 from .batch_v1 import Job
 from .core_v1 import ConfigMap, Namespace, Node, Pod
 from .errors import FieldError, InputError, Source
-from .gpusim_v1alpha1 import Action, Fault, NodePool, Simulation
+from .gpusim_v1alpha1 import Action, Fabric, Fault, NodePool, Simulation
 from .kubescheduler_config_v1 import KubeSchedulerConfiguration
 from .nvidia_v1 import ClusterPolicy
 from .policy_v1 import PodDisruptionBudget
@@ -22,12 +22,13 @@ from .schema import cut, decode
 from .scheduling_v1 import PriorityClass
 from .scheduling_v1alpha1 import Workload
 from .scheduling_x_k8s_io_v1alpha1 import ElasticQuota, PodGroup
+from . import topology_node_k8s_io_v1alpha2 as nrt
 
 KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
     ("batch/v1", "Job"): Job, ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("gpusim.io/v1alpha1", "Simulation"): Simulation, ("gpusim.io/v1alpha1", "NodePool"): NodePool,
-    ("gpusim.io/v1alpha1", "Fault"): Fault,
+    ("gpusim.io/v1alpha1", "Fault"): Fault, ("gpusim.io/v1alpha1", "Fabric"): Fabric,
     ("gpusim.io/v1alpha1", "Action"): Action, ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"): KubeSchedulerConfiguration,
     ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
@@ -38,6 +39,7 @@ KINDS: dict[tuple[str, str], type] = {
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): vcsched.PodGroup,
     ("batch.volcano.sh/v1alpha1", "Job"): vcbatch.Job,
     **kueue_x_k8s_io.KINDS,
+    **nrt.KINDS,
 }
 NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget", "PodGroup"}
 

@@ -46,6 +46,11 @@ ANNOTATION_TRAINING_WORKERS = "gpusim.io/training-workers"
 ANNOTATION_TRAINING_STEPS = "gpusim.io/training-steps"
 ANNOTATION_STEP_TIME = "gpusim.io/step-time"
 TRAINING_REQUIRED = (ANNOTATION_TRAINING_WORKERS, ANNOTATION_TRAINING_STEPS, ANNOTATION_STEP_TIME)
+# the all-reduce of each step (gpusim/hardware/collectives.py): gradient bytes reduced per step, and the share of
+# it hidden behind compute (step = step-time + (1 − overlap) · all-reduce time)
+ANNOTATION_ALLREDUCE_BYTES = "gpusim.io/allreduce-bytes"
+ANNOTATION_ALLREDUCE_OVERLAP = "gpusim.io/allreduce-overlap"
+ALLREDUCE = (ANNOTATION_ALLREDUCE_BYTES, ANNOTATION_ALLREDUCE_OVERLAP)
 # What a process over its GPU memory limit prints and exits with (gpusim.node.sharing enforces the limits).
 OOM_MESSAGE = "CUDA error: out of memory"
 OOM_EXIT_CODE = 1
@@ -75,7 +80,19 @@ ANNOTATIONS = {ANNOTATION_SUBMIT_AT: "duration", ANNOTATION_DURATION: "duration"
                ANNOTATION_GPU_MEMORY: "quantity", ANNOTATION_GPU_MEMORY_GROWTH: "growth",
                ANNOTATION_EXIT_CODE: "int", ANNOTATION_TRAINING_GROUP: "name",
                ANNOTATION_TRAINING_WORKERS: "count", ANNOTATION_TRAINING_STEPS: "count",
-               ANNOTATION_STEP_TIME: "positive-duration", ANNOTATION_GPU_UTILIZATION: "percent"}
+               ANNOTATION_STEP_TIME: "positive-duration", ANNOTATION_ALLREDUCE_BYTES: "positive-quantity",
+               ANNOTATION_ALLREDUCE_OVERLAP: "fraction", ANNOTATION_GPU_UTILIZATION: "percent"}
+
+
+def parse_overlap(value: str) -> float:
+    """``gpusim.io/allreduce-overlap``: a decimal number in [0, 1). Raises ValueError."""
+    text = str(value).strip()
+    if not re.fullmatch(r"[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?", text):
+        raise ValueError("must be a number in [0, 1), e.g. 0.5")
+    v = float(text)
+    if not 0.0 <= v < 1.0:
+        raise ValueError("must be in [0, 1): the share of the all-reduce hidden behind compute")
+    return v
 
 
 TOO_LARGE = f"must be at most {MAX_AMOUNT} (2^53) base units, the largest amount gpusim counts exactly"
@@ -193,6 +210,17 @@ def validate_annotations(annotations: dict[str, str], path: str) -> Errors:
                     yield p, invalid(value, "must be greater than or equal to 0")
             except QuantityError as e:
                 yield p, invalid(value, str(e))
+        elif kind == "positive-quantity":
+            try:
+                if parse_quantity(str(value)) <= 0:
+                    yield p, invalid(value, "must be greater than 0")
+            except QuantityError as e:
+                yield p, invalid(value, str(e))
+        elif kind == "fraction":
+            try:
+                parse_overlap(str(value))
+            except ValueError as e:
+                yield p, invalid(value, str(e))
         elif kind == "growth":
             yield from _validate_growth(annotations, str(value), p)
         elif kind == "int":
@@ -221,7 +249,15 @@ def _validate_training(annotations: dict[str, str], path: str) -> Errors:
     replace ``gpusim.io/duration``: a training worker runs until the group's steps are done."""
     present = [k for k in (ANNOTATION_TRAINING_GROUP, *TRAINING_REQUIRED) if k in annotations]
     if not present:
+        for key in ALLREDUCE:
+            if key in annotations:
+                yield f"{path}[{key}]", invalid(annotations[key], "only for training workers (with "
+                                                + ", ".join(TRAINING_REQUIRED) + ")")
         return
+    if ANNOTATION_ALLREDUCE_OVERLAP in annotations and ANNOTATION_ALLREDUCE_BYTES not in annotations:
+        yield (f"{path}[{ANNOTATION_ALLREDUCE_OVERLAP}]",
+               invalid(annotations[ANNOTATION_ALLREDUCE_OVERLAP], f"requires {ANNOTATION_ALLREDUCE_BYTES} "
+                       "(the all-reduce it overlaps)"))
     for key in TRAINING_REQUIRED:
         if key not in annotations:
             yield f"{path}[{key}]", ("Required value: the training annotations go together: "

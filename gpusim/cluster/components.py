@@ -21,9 +21,16 @@ from ..api.nvidia_v1 import OPERATOR_NAMESPACE
 from ..controllers import elasticquota
 from ..kueue import options as kueue_options
 from ..node import options as node_options
+from ..node.nfdtopologyupdater import install as nfd_install
 from ..scheduler import options as scheduler_options
 from ..scheduler.plugins import gangscheduling
 from ..volcano import options as volcano_options
+
+
+def nfd_needed(sc: Any) -> bool:
+    """NFD's topology-updater runs when a scheduler profile enables NodeResourceTopologyMatch (the pair
+    scheduler-plugins' manifests/noderesourcetopology deploys together)."""
+    return any("NodeResourceTopologyMatch" in names for p in sc.scheduler_profiles for names in p.points.values())
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,8 @@ COMPONENTS: tuple[Component, ...] = (
               namespace=OPERATOR_NAMESPACE, needed=lambda sc: sc.cluster_policy is not None),
     Component("mig-manager", check=node_options.check_mig_manager),
     Component("hami", check=node_options.check_hami),
+    Component("kubelet", check=node_options.check_kubelet),
+    Component("nfd-topology-updater", install=lambda sim: nfd_install(sim) if nfd_needed(sim.scenario) else None),
     Component("capacity-scheduling", install=elasticquota.install),
     Component("gang-scheduling", install=gangscheduling.install),
     Component("volcano", check=volcano_options.check, install=volcano.install, namespace=volcano.NAMESPACE,

@@ -30,13 +30,16 @@ from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota,
 from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
 from ..api.scheduling_v1alpha1 import Workload, validate_workload
 from ..api.quantity import MAX_AMOUNT
+from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND, validate_node_resource_topology
 from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
                               validate_object_meta, validate_pod, validate_taint)
 from ..hardware import CATALOG, GPUModel, vgpu
 from ..hardware.mig import full_gpu_labels
+from . import topology
 from .components import COMPONENTS
 
-SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy")   # the operator acts on one policy
+# the operator acts on one policy; one compute fabric
+SINGLETONS = ("Simulation", "KubeSchedulerConfiguration", "ClusterPolicy", "Fabric")
 # Kinds with a list of their own on Scenario; every other kind lands in Scenario.objects[resource].
 LISTS = {"Pod": "pods", "Node": "nodes", "Namespace": "namespaces", "ConfigMap": "configmaps", "Job": "jobs",
          "PriorityClass": "priority_classes", "NodePool": "node_pools", "Fault": "faults", "Action": "actions",
@@ -79,6 +82,12 @@ class Scenario:
     scheduler_queue: dict = field(default_factory=dict, repr=False)
     kueue_config: Any = field(default=None, repr=False)             # api.kueue_x_k8s_io.KueueConfig, None = no Kueue
     join_at: dict[str, float] = field(default_factory=dict)         # node name → when it joins (NodePool joinAt)
+    fabric: Any = None                                               # the Fabric document (api), None = default
+    boards: dict = field(default_factory=dict, repr=False)           # node name → board key (cluster.topology)
+    board_graphs: dict = field(default_factory=dict, repr=False)     # board key → server graph
+    fabric_spec: Any = field(default=None, repr=False)               # hardware.fabric.FabricSpec
+    fabric_nodes: list = field(default_factory=list, repr=False)     # nodes attached to the fabric, in order
+    kubelet_configs: dict = field(default_factory=dict, repr=False)  # node name → KubeletConfiguration fields
     sources: dict[int, Source] = field(default_factory=dict, repr=False)
 
     def source(self, obj: Any) -> Optional[Source]:
@@ -181,9 +190,12 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
     if singletons["ClusterPolicy"]:
         sc.cluster_policy = cp = singletons["ClusterPolicy"][0]
         raise_all(cp, sc.source(cp), validate_cluster_policy(cp))
+    if singletons["Fabric"]:
+        sc.fabric = singletons["Fabric"][0]
     _validate_simulation(sc)
     _expand_pools(sc)
     _explicit_node_gpus(sc)
+    topology.resolve(sc)
     errors = ObjectErrors(sc.source)
     _validate_objects(sc, errors)
     for component in COMPONENTS:
@@ -371,6 +383,11 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         raise object_error(defaults[1], sc.source(defaults[1]), "globalDefault", "Invalid value: true: "
                    f'PriorityClass "{defaults[0].metadata.name}" is already marked as default. Only one default can exist')
     nodes = {n.metadata.name for n in sc.nodes}
+    for nrt in sc.objects.get(NRT_KIND, []):
+        raise_all(nrt, sc.source(nrt), validate_node_resource_topology(nrt))
+        if nrt.metadata.name not in nodes:
+            raise object_error(nrt, sc.source(nrt), "metadata.name", f'Not found: "{nrt.metadata.name}": a '
+                               "NodeResourceTopology is named after its node; no such node in the scenario")
     for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
         if obj.metadata.namespace not in namespaces:
             raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')

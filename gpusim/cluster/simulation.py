@@ -34,7 +34,10 @@ from ..controlplane.trace import Trace
 from ..api.gpusim_v1alpha1 import NVLINK_XID
 from ..api.nvidia_operands import NFD_PCI_LABELS, is_operand_pod
 from ..api.nvidia_v1 import section_enabled
+from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
 from ..hardware import xid as xids
+from ..hardware.cluster import ClusterTopology
+from ..hardware.fabric import FabricSpec
 from ..hardware.mig import Layout, full_gpu_labels
 from ..hardware.migparted import default_configs
 from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
@@ -148,8 +151,11 @@ class Simulation:
         self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
         classes = {pc.metadata.name: pc for pc in sc.priority_classes}
         ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
-        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
+        for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups,
+                    *sc.objects.get(NRT_KIND, [])]:
             ctx.api.create(obj)
+        ctx.topology = ClusterTopology(fabric_spec=sc.fabric_spec or FabricSpec(labels="none"),
+                                       fabric_nodes=list(sc.fabric_nodes))
         self.kubelets: dict[str, Kubelet] = {}
         self.mig_managers: list[MigManager] = []
         self.mig_manager_of: dict[str, MigManager] = {}
@@ -166,9 +172,13 @@ class Simulation:
                 ctx.api.create(node)
             plugin = None
             bare = joins and managed     # joins with the operator: no MIG layout, no GFD labels yet
+            board = sc.board_graphs[sc.boards[name]] if name in sc.boards else None
+            if board is not None:
+                ctx.topology.servers[name] = board
             if name in sc.gpus:
                 model, count = sc.gpus[name]
                 uuids = gpu_uuids(rng, count)
+                ctx.topology.uuids[name] = uuids
                 if name in sc.hami:
                     plugin = HamiDevicePlugin(ctx, name, model, uuids, sc.hami[name])
                 else:
@@ -176,8 +186,8 @@ class Simulation:
                         config=sc.plugin_configs.get(name),
                         mig_strategy=sc.mig_strategies.get(name, "none"),
                         mig_devices=[] if bare else mig_devices(rng, sc.mig_layouts.get(name, [])),
-                        shared_allocation_policy=sc.shared_devices_allocation_policy)
-            kl = self.kubelets[name] = Kubelet(ctx, name, plugin)
+                        shared_allocation_policy=sc.shared_devices_allocation_policy, board=board)
+            kl = self.kubelets[name] = Kubelet(ctx, name, plugin, board, sc.kubelet_configs.get(name))
             if joins:
                 self._later[name] = node
             if managed:

@@ -41,7 +41,8 @@ class Timing:
 
 @dataclass
 class Holding:
-    """A device held by a pod on a node over [start, end) (end None = still held)."""
+    """A device held by a pod on a node over [start, end) (end None = still held); ``gpu`` is the index of the
+    physical GPU behind the device (None when unknown)."""
 
     node: str
     resource: str
@@ -50,6 +51,7 @@ class Holding:
     pod: str
     start: float
     end: float | None = None
+    gpu: int | None = None
 
 
 @dataclass
@@ -63,18 +65,26 @@ class Context:
     daemon_pending: list[int] = field(default_factory=lambda: [0])
     holdings: list[Holding] = field(default_factory=list)
     training: Any = None   # gpusim.workloads.training.TrainingCoordinator, created on first use
+    topology: Any = None   # gpusim.hardware.cluster.ClusterTopology: boards, GPU UUIDs, fabric
     _open: dict = field(default_factory=dict, repr=False)
+    _open_by_pod: dict = field(default_factory=dict, repr=False)   # pod uid → its open holdings
 
-    def hold(self, node: str, resource: str, device: str, pod) -> None:
+    def hold(self, node: str, resource: str, device: str, pod, gpu: int | None = None) -> None:
         key = (node, device, pod.metadata.uid)
         if key not in self._open:
-            h = Holding(node, resource, device, pod.metadata.namespace, pod.metadata.name, self.env.now)
+            h = Holding(node, resource, device, pod.metadata.namespace, pod.metadata.name, self.env.now, gpu=gpu)
             self._open[key] = h
+            self._open_by_pod.setdefault(pod.metadata.uid, []).append(h)
             self.holdings.append(h)
 
     def release(self, pod) -> None:
         for key in [k for k in self._open if k[2] == pod.metadata.uid]:
             self._open.pop(key).end = self.env.now
+        self._open_by_pod.pop(pod.metadata.uid, None)
+
+    def held_by(self, pod_uid: str) -> list[Holding]:
+        """The devices ``pod_uid`` holds now."""
+        return list(self._open_by_pod.get(pod_uid, ()))
 
     @property
     def now(self) -> float:

@@ -93,7 +93,13 @@ DEFAULT_CLIQUE_ID = 32766                 # the clique ID seen on GB200 nodes in
 
 
 class TopologyError(ValueError):
-    """An unknown board, a bad board parameter, or a GPU/NIC that is not on the board."""
+    """An unknown board, a bad board parameter, or a GPU/NIC that is not on the board. ``field`` says which
+    input was wrong when :func:`check_board` raises it: ``topology`` (the board), ``model``, ``count`` or
+    ``options``."""
+
+    def __init__(self, message: str, field: str = "topology"):
+        super().__init__(message)
+        self.field = field
 
 
 # --- CPU lists ----------------------------------------------------------------------------------------------
@@ -381,6 +387,70 @@ DEFAULT_BOARDS = {
 }
 
 
+# The catalog models each named board carries (a DGX H100 chassis also ships as DGX H200, and the HGX H200
+# baseboard is the HGX H100 one: same NVLink graph, topology.md §1.3). The generic ``pcie`` board takes any model.
+BOARD_MODELS: dict[str, tuple[str, ...]] = {
+    "dgx-1v": ("V100-SXM2-32GB",),
+    "dgx-a100": ("A100-SXM4-40GB", "A100-SXM4-80GB"),
+    "dgx-h100": ("H100-SXM5-80GB", "H200-141GB"),
+    "hgx-h200": ("H200-141GB", "H100-SXM5-80GB"),
+    "gb200-nvl72": ("GB200",),
+    "pcie-l40s": ("L40S",),
+}
+# Board builder parameters a scenario may set (``NodePool spec.gpu.topologyOptions``, camelCase → keyword).
+BOARD_OPTIONS: dict[str, dict[str, str]] = {
+    "dgx-1v": {}, "dgx-a100": {"nps": "nps"}, "dgx-h100": {}, "hgx-h200": {},
+    "gb200-nvl72": {"cliqueId": "clique_id", "fabricState": "fabric_state"},
+    "pcie-l40s": {"gpusPerPcieSwitch": "gpus_per_pcie_switch", "nicsPerSocket": "nics_per_socket",
+                  "nicSpeed": "nic_speed"},
+    "pcie": {"gpusPerPcieSwitch": "gpus_per_pcie_switch", "sockets": "sockets", "nicsPerSocket": "nics_per_socket",
+             "nicSpeed": "nic_speed", "smp": "smp"},
+}
+GB200_TRAYS_PER_RACK = 18
+
+
+def board_gpu_count(board: str, **params: Any) -> int:
+    """How many GPUs ``board`` has (the generic ``pcie`` board: its ``gpus`` parameter)."""
+    if board == "pcie":
+        return int(params.get("gpus", 8))
+    return 4 if board == "gb200-nvl72" else 8
+
+
+def check_board(board: str, model: str, count: int, options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """Check that a node of ``count`` ``model`` GPUs can have ``board`` with ``options`` (camelCase, as a
+    NodePool writes them) and return the builder's keyword parameters. Raises :class:`TopologyError` with a
+    message naming the problem (the loader prefixes the field)."""
+    if board not in BOARDS:
+        raise TopologyError(f'unknown server topology "{board}"; known: {", ".join(sorted(BOARDS))}')
+    allowed = BOARD_MODELS.get(board)
+    if allowed is not None and model not in allowed:
+        raise TopologyError(f'board "{board}" carries {" or ".join(allowed)} GPUs, not {model}', "model")
+    params: dict[str, Any] = {"model": model, "gpus": count} if board == "pcie" else {}
+    names = BOARD_OPTIONS[board]
+    for key, value in (options or {}).items():
+        if key not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise TopologyError(f'unknown option "{key}" for board "{board}" (known: {known})', "options")
+        params[names[key]] = value
+    want = board_gpu_count(board, **params)
+    if count != want:
+        raise TopologyError(f'board "{board}" has {want} GPUs, the pool asks for {count}', "count")
+    try:
+        server_graph(board, **params)          # the builder's own parameter checks
+    except TopologyError as e:
+        raise TopologyError(str(e), "options") from None
+    return params
+
+
+def node_board_params(board: str, params: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The parameters of the ``index``-th node of a pool on ``board``: GB200 NVL72 trays fill racks of 18
+    (node i is tray i mod 18 of rack ``rack<i // 18>``), so nodes of one rack share an NVLink domain and its
+    ``nvidia.com/gpu.clique``; every other board is the same on every node."""
+    if board != "gb200-nvl72":
+        return dict(params)
+    return {**params, "rack": f"rack{index // GB200_TRAYS_PER_RACK}", "tray": index % GB200_TRAYS_PER_RACK}
+
+
 def server_graph(board: str, **params: Any) -> nx.Graph:
     """Build the graph of ``board`` (a name in :data:`BOARDS`) with its parameters."""
     try:
@@ -431,9 +501,19 @@ def gpu_node(g: nx.Graph, index: int) -> str:
     return name
 
 
+def _memo(g: nx.Graph, key: str, compute):
+    """Facts derived from a board graph, computed once and kept in its attributes (a board graph is read-only
+    data shared by every node with that board); callers get a copy."""
+    memo = g.graph.setdefault("_derived", {})
+    if key not in memo:
+        memo[key] = compute()
+    value = memo[key]
+    return dict(value) if isinstance(value, dict) else list(value)
+
+
 def gpu_numa(g: nx.Graph) -> dict[int, int]:
     """GPU index → NUMA node (what ``/sys/bus/pci/devices/<bus>/numa_node`` gives the device plugin)."""
-    return {g.nodes[n]["index"]: g.nodes[n]["numa"] for n in gpus(g)}
+    return _memo(g, "gpu_numa", lambda: {g.nodes[n]["index"]: g.nodes[n]["numa"] for n in gpus(g)})
 
 
 def gpu_nic(g: nx.Graph) -> dict[int, Optional[int]]:
@@ -448,6 +528,34 @@ def gpu_rail(g: nx.Graph) -> dict[int, Optional[int]]:
 
 def numa_cpus(g: nx.Graph, numa: int) -> str:
     return g.nodes[f"numa{numa}"]["cpus"]
+
+
+def numa_nodes(g: nx.Graph) -> list[int]:
+    """The board's NUMA node ids, ascending (what the kubelet's cAdvisor machine info lists)."""
+    return _memo(g, "numa_nodes", lambda: sorted(d["id"] for _, d in g.nodes(data=True) if d["kind"] == "numa"))
+
+
+def numa_cpu_counts(g: nx.Graph) -> dict[int, int]:
+    """NUMA id → how many logical CPUs it has."""
+    return _memo(g, "numa_cpu_counts", lambda: {n: len(parse_cpulist(numa_cpus(g, n))) for n in numa_nodes(g)})
+
+
+# ACPI SLIT distances (``/sys/devices/system/node/node<N>/distance``): 10 for the local node by definition; two
+# Intel sockets report 21; AMD EPYC in NPS4 12 inside a socket and 32 across; two Grace CPUs 40. The remote values
+# are the common firmware defaults, UNVERIFIED for the exact boards.
+SLIT_LOCAL = 10
+SLIT_REMOTE = {"intel": (21, 21), "amd": (12, 32), "arm": (40, 40)}   # vendor → (same socket, other socket)
+
+
+def numa_distances(g: nx.Graph) -> dict[int, list[int]]:
+    """NUMA id → its distance row indexed by NUMA id (the Topology Manager's ``prefer-closest-numa-nodes`` and
+    NFD's zone ``costs`` read these)."""
+    def compute() -> dict[int, list[int]]:
+        ids = numa_nodes(g)
+        same, other = SLIT_REMOTE[g.graph["cpu_vendor"]]
+        socket = {i: g.nodes[f"numa{i}"]["socket"] for i in ids}
+        return {a: [SLIT_LOCAL if a == b else same if socket[a] == socket[b] else other for b in ids] for a in ids}
+    return {a: list(row) for a, row in _memo(g, "numa_distances", compute).items()}
 
 
 def _pcie_chain(g: nx.Graph, node: str) -> tuple[list[str], str, Optional[str]]:

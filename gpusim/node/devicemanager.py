@@ -1,8 +1,11 @@
 """kubelet device manager (mirrors kubernetes pkg/kubelet/cm/devicemanager/manager.go).
 
 Keeps, per extended resource, the healthy and unhealthy device sets that the plugin's
-ListAndWatch stream reports, the devices allocated to each pod's containers, and a checkpoint.
-``allocate`` follows ``(*ManagerImpl).devicesToAllocate`` step by step, with its error texts.
+ListAndWatch stream reports (with each device's NUMA topology: ``allDevices``), the devices allocated to
+each pod's containers, and a checkpoint (DeviceIDs per NUMA node). ``allocate`` follows
+``(*ManagerImpl).devicesToAllocate`` step by step, with its error texts: the plan of
+:mod:`gpusim.node.devicemanager_affinity` (filterByAffinity with the Topology Manager's hint, and when the
+plugin's GetPreferredAllocation is called).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from ..api.v1helper import is_extended_resource_name
 from ..controlplane.trace import Trace
 from . import checkpoint
 from ..api.deviceplugin_v1beta1 import API_VERSION, HEALTHY, Device, DevicePlugin, RegisterRequest
+from .devicemanager_affinity import AllocationError, DevicesToAllocate
 from .grpc import Channel
 
 ENDPOINT_STOP_GRACE_PERIOD = 300.0   # devicemanager/types.go endpointStopGracePeriod = 5 * time.Minute
@@ -37,9 +41,12 @@ class DeviceManager:
     """One per kubelet; rebuilt from the checkpoint when the kubelet restarts."""
 
     def __init__(self, env: simpy.Environment, node: str, channel: Channel, trace: Trace, disk: dict,
-                 on_change: Callable[[], None]):
+                 on_change: Callable[[], None], on_checkpoint: Optional[Callable[[], None]] = None):
         self.env, self.node, self.channel, self.trace, self.disk = env, node, channel, trace, disk
         self.on_change = on_change
+        self.on_checkpoint = on_checkpoint     # the kubelet state directory changed (NFD's fsnotify watch)
+        # allDevices: resource → device ID → NUMA nodes (None: no topology), in the plugin's order
+        self.device_topology: dict[str, dict[str, Optional[list[int]]]] = {}
         self.component = f"kubelet/{node}"
         self.endpoints: dict[str, Endpoint] = {}
         self.healthy: dict[str, set[str]] = {}
@@ -97,6 +104,8 @@ class DeviceManager:
         """genericDeviceUpdateCallback: rebuild healthy/unhealthy from the full list; checkpoint."""
         self.healthy[resource] = {d.id for d in devices if d.health == HEALTHY}
         self.unhealthy[resource] = {d.id for d in devices if d.health != HEALTHY}
+        self.device_topology[resource] = {d.id: ([d.numa] if d.numa is not None and d.numa >= 0 else None)
+                                          for d in devices}
         self.trace.add(self.env.now, self.component, "devicemanager.(*ManagerImpl).genericDeviceUpdateCallback",
                        f"Node {self.node}", "Success", resource=resource, healthy=len(self.healthy[resource]),
                        unhealthy=len(self.unhealthy[resource]))
@@ -137,7 +146,9 @@ class DeviceManager:
                        pods=len(self.pod_devices))
 
     def write_checkpoint(self) -> None:
-        checkpoint.write(self.disk, self.pod_devices, self.healthy)
+        checkpoint.write(self.disk, self.pod_devices, self.healthy, self.device_topology)
+        if self.on_checkpoint is not None:
+            self.on_checkpoint()
 
     # --- capacity --------------------------------------------------------------------------------
     def get_capacity(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
@@ -173,16 +184,17 @@ class DeviceManager:
 
     # --- Allocate ---------------------------------------------------------------------------------
     def allocate(self, pod: Pod, container: Container, reusable: dict[str, list[str]],
-                 running: bool) -> Generator[Any, Any, None]:
-        """(*ManagerImpl).Allocate → allocateContainerResources for one container.
-        Iterates over the container's limits (sorted, for determinism; upstream ranges over a map)."""
+                 running: bool, hint: Any = None) -> Generator[Any, Any, None]:
+        """(*ManagerImpl).Allocate → allocateContainerResources for one container, with the Topology
+        Manager's stored ``hint`` for it (None under policy ``none``). Iterates over the container's limits
+        (sorted, for determinism; upstream ranges over a map)."""
         uid = pod.metadata.uid
         for resource in sorted(container.resources.limits):
             if not self.is_device_plugin_resource(resource):
                 continue
             required = int(parse_quantity(container.resources.limits[resource]))
             ids = yield from self._devices_to_allocate(pod, container.name, resource, required,
-                                                       reusable.get(resource, []), running)
+                                                       reusable.get(resource, []), running, hint)
             if ids is None:
                 continue
             ep = self.endpoints.get(resource)
@@ -200,7 +212,11 @@ class DeviceManager:
                            container=container.name, resource=resource, devices=list(ids))
 
     def _devices_to_allocate(self, pod: Pod, cname: str, resource: str, required: int, reusable: list[str],
-                             running: bool) -> Generator[Any, Any, Optional[list[str]]]:
+                             running: bool, hint: Any = None) -> Generator[Any, Any, Optional[list[str]]]:
+        """devicesToAllocate: rows 1-2 here (the request changed; a container that ran before the kubelet
+        restarted, while sources are not ready, keeps its devices without an RPC), the rest in
+        :class:`~gpusim.node.devicemanager_affinity.DevicesToAllocate`, which says whether and with what the
+        plugin's GetPreferredAllocation is called (devices in the plugin's order: GPU index)."""
         uid = pod.metadata.uid
         held = self.pod_devices.get(uid, {}).get(cname, {}).get(resource, ([], None))[0]
         if held and len(held) != required:
@@ -208,45 +224,32 @@ class DeviceManager:
                                 f"from {len(held)} to {required}")
         if not self.sources_ready and running:
             return None
-        if resource not in self.healthy:
-            raise AllocateError(f"cannot allocate unregistered device {resource}")
-        healthy = self.healthy[resource]
-        if not healthy:
-            raise AllocateError(f"no healthy devices present; cannot allocate unhealthy devices {resource}")
-        if not set(held) <= healthy:
-            raise AllocateError(f"previously allocated devices are no longer healthy; cannot allocate "
-                                f"unhealthy devices {resource}")
-        needed = required - len(held)
-        if needed == 0:
-            return None
-        chosen = [d for d in reusable if d in healthy][:needed]
-        needed -= len(chosen)
-        if needed == 0:
-            return chosen
-        in_use = self.allocated(resource)
-        available = sorted(healthy - in_use - set(chosen))
-        if len(available) < needed:
-            raise AllocateError(f"requested number of devices unavailable for {resource}. "
-                                f"Requested: {needed}, Available: {len(available)}")
         ep = self.endpoints.get(resource)
         plugin = ep.plugin if ep else None
-        if plugin is not None and ep.options is not None and ep.options.get_preferred_allocation_available:
+        ask = plugin is not None and ep.options is not None and ep.options.get_preferred_allocation_available
+        topo = self.device_topology.get(resource, {})
+        healthy = self.healthy.get(resource, set())
+        devices = list(topo) + sorted(healthy - set(topo))
+        try:
+            plan = DevicesToAllocate(resource=resource, required=required, devices=devices, healthy=healthy,
+                                     topology=topo, in_use=self.allocated(resource), held=held,
+                                     reusable=[d for d in reusable], hint=hint, preferred_allocation_available=ask,
+                                     registered=resource in self.healthy, pod=uid, container=cname)
+        except AllocationError as e:
+            raise AllocateError(str(e)) from None
+        if plan.result is not None:
+            return plan.result or None
+        preferred = None
+        if plan.request is not None:
+            r = plan.request
             try:
                 preferred = yield from self.channel.call(
                     self.component, "v1beta1.DevicePlugin/GetPreferredAllocation",
                     f"Pod {pod.metadata.namespace}/{pod.metadata.name}", lambda: plugin.running,
-                    plugin.get_preferred_allocation, available + chosen, chosen, required)
+                    plugin.get_preferred_allocation, list(r.available), list(r.must_include), r.size)
             except Exception as e:
                 raise AllocateError(f"device plugin GetPreferredAllocation rpc failed with err: {e}") from None
-            for d in preferred:
-                if d in available and d not in chosen and len(chosen) < required:
-                    chosen.append(d)
-        for d in available:   # no NUMA information in this slice: every device is "noAffinity"
-            if len(chosen) >= required:
-                break
-            if d not in chosen:
-                chosen.append(d)
-        if len(chosen) < required:
-            raise AllocateError(f"unexpectedly allocated less resources than required. "
-                                f"Requested: {required}, Got: {len(chosen)}")
-        return chosen
+        try:
+            return plan.finish(preferred)
+        except AllocationError as e:
+            raise AllocateError(str(e)) from None

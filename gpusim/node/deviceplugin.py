@@ -4,8 +4,12 @@ API v1beta1 of k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1).
 
 Lifecycle: start → ``Register`` with the kubelet (resource ``nvidia.com/gpu``, version ``v1beta1``,
 endpoint ``nvidia-gpu.sock``) → the kubelet opens ``ListAndWatch``, which streams the full device list
-(GPU UUIDs with health) now and whenever health changes. ``GetPreferredAllocation`` and ``Allocate``
-answer the kubelet at admission. A critical XID marks a GPU Unhealthy until the plugin restarts.
+(GPU UUIDs with health and NUMA topology) now and whenever health changes. ``GetPreferredAllocation`` and
+``Allocate`` answer the kubelet at admission. A critical XID marks a GPU Unhealthy until the plugin restarts.
+
+Topology: each device reports the NUMA node of its GPU (``/sys/bus/pci/devices/<bus>/numa_node``,
+internal/rm/nvml_devices.go ``GetNumaNode``; replicas and MIG devices the one of their parent GPU), from the
+node's server board (gpusim.hardware.topology). A node without a board (a vGPU VM) reports none.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from ..api.deviceplugin_v1beta1 import (API_VERSION, HEALTHY, UNHEALTHY,  # noqa
                                         Registration)
 from ..controlplane.trace import Trace
 from ..hardware import GPUModel
-from . import plugin_config
+from ..hardware import topology as hwtopology
+from . import gpuallocator, gpuboard, plugin_config
 from .plugin_config import Config
 
 RESOURCE_NAME = "nvidia.com/gpu"
@@ -94,28 +99,40 @@ class ResourceServer:
     def snapshot(self) -> list[Device]:
         """The advertised devices: one per device, or ``replicas`` per device sharing its health."""
         health = {d.index: d.health for d in self.plugin.devices}
+        numa = self.plugin.numa_of
         if self.replicas == 1:
-            return [Device(i, health[g], None, g) for i, g in self.base_ids]
-        return [Device(f"{i}{REPLICA_SEPARATOR}{k}", health[g], None, g)
+            return [Device(i, health[g], numa(g), g) for i, g in self.base_ids]
+        return [Device(f"{i}{REPLICA_SEPARATOR}{k}", health[g], numa(g), g)
                 for i, g in self.base_ids for k in range(self.replicas)]
 
+    def aligned_allocation_supported(self) -> bool:
+        """internal/rm/devices.go ``AlignedAllocationSupported``: every device is a whole GPU (no MIG device)."""
+        mig = {m.id for m in self.plugin.mig_devices}
+        return not any(i in mig for i, _ in self.base_ids)
+
     def get_preferred_allocation(self, available: list[str], must_include: list[str], size: int) -> list[str]:
-        """For whole GPUs upstream uses go-gpuallocator's best-effort policy, which scores sets by
-        NVLink/PCIe links. On NVSwitch systems every pair scores the same, so the choice reduces to
-        the required devices, then the lowest GPU indexes. Replicas and MIG devices use the shared-devices
-        allocation policy (internal/rm/allocate.go, v0.20): ``distributed`` (default) picks the device with
-        the fewest replicas allocated, ``packed`` the one with the most; ties go to the device picked least
-        in this call, then the lower index."""
-        if self.replicas > 1 or self.resource != RESOURCE_NAME or self.plugin.mig_devices:
+        """internal/rm/nvml_manager.go ``getPreferredAllocation``: when every device of the resource is a whole
+        GPU and no ID carries a replica annotation, ``alignedAlloc`` — go-gpuallocator's best-effort policy over
+        the board's links (gpusim.node.gpuallocator, with its NVSwitch blind spot), ``available`` in the order
+        the kubelet sent it (GPU index order in gpusim); otherwise the shared-devices allocation policy
+        (internal/rm/allocate.go, v0.20): ``distributed`` (default) picks the device with the fewest replicas
+        allocated, ``packed`` the one with the most; ties go to the device picked least in this call, then the
+        lower index. Without a board (a vGPU VM: NVML reports no links) the aligned path degenerates to the
+        required devices, then the lowest indexes."""
+        annotated = any(REPLICA_SEPARATOR in d for d in available)
+        if not self.aligned_allocation_supported() or annotated:
             return self._distributed(available, must_include, size)
-        order = {i: g for i, g in self.base_ids}
-        chosen = list(must_include)
-        for dev in sorted(available, key=lambda i: order.get(i, 1 << 30)):
-            if len(chosen) >= size:
-                break
-            if dev not in chosen:
-                chosen.append(dev)
-        return chosen
+        devices = self.plugin.allocator_devices()
+        if devices is None:
+            order = {i: g for i, g in self.base_ids}
+            chosen = list(must_include)
+            for dev in sorted(available, key=lambda i: order.get(i, 1 << 30)):
+                if len(chosen) >= size:
+                    break
+                if dev not in chosen:
+                    chosen.append(dev)
+            return chosen
+        return gpuallocator.aligned_alloc(devices, available, must_include, size)
 
     def _distributed(self, available: list[str], must_include: list[str], size: int) -> list[str]:
         index = {i: (g, k) for k, (i, g) in enumerate(self.base_ids)}
@@ -172,9 +189,12 @@ class NvidiaDevicePlugin:
     def __init__(self, env: simpy.Environment, node: str, model: GPUModel, uuids: list[str], trace: Trace,
                  pre_start_required: bool = False, config: Optional[Config] = None,
                  mig_strategy: str = "none", mig_devices: Optional[list[MigDevice]] = None,
-                 shared_allocation_policy: str = "distributed"):
+                 shared_allocation_policy: str = "distributed", board=None):
         self.env, self.node, self.model, self.trace = env, node, model, trace
-        self.devices = [Device(u, HEALTHY, None, i) for i, u in enumerate(uuids)]
+        self.board = board                  # the node's server graph (gpusim.hardware.topology), None in a VM
+        self._numa = hwtopology.gpu_numa(board) if board is not None else {}
+        self._allocator_devices: Optional[list] = None
+        self.devices = [Device(u, HEALTHY, self._numa.get(i), i) for i, u in enumerate(uuids)]
         self.options = DevicePluginOptions(pre_start_required=pre_start_required)
         self.config = config or plugin_config.default()
         self.mig_strategy = mig_strategy
@@ -208,6 +228,25 @@ class NvidiaDevicePlugin:
         for m in self.mig_devices:
             add(MIG_RESOURCE_PREFIX + m.profile, [(m.id, m.index)])
         return out
+
+    def gpu_index(self, device_id: str) -> Optional[int]:
+        """The physical GPU behind a device ID of any resource this plugin serves (replica or MIG device)."""
+        for srv in self.servers.values():
+            for i, g in srv.base_ids:
+                if i == parent_id(device_id):
+                    return g
+        return None
+
+    def numa_of(self, index: int) -> Optional[int]:
+        """The NUMA node of GPU ``index`` (None: no topology, the kubelet's ``noAffinity``)."""
+        return self._numa.get(index)
+
+    def allocator_devices(self) -> Optional[list]:
+        """go-gpuallocator's ``NewDevices``: the node's GPUs with their P2P links, built once from the board
+        (None without a board)."""
+        if self._allocator_devices is None and self.board is not None:
+            self._allocator_devices = gpuboard.board_devices(self.board, [d.id for d in self.devices])
+        return self._allocator_devices
 
     def replicas_of(self, device_id: str) -> int:
         """How many containers may share the device (1 unless time-sliced or MPS)."""

@@ -262,12 +262,29 @@ def _partition_contains_set_with_all(partition: Sequence[tuple], subset: Sequenc
 
 
 class BestEffortPolicy:
-    """gpuallocator.NewBestEffortPolicy()."""
+    """gpuallocator.NewBestEffortPolicy().
+
+    ``allocate`` returns exactly what upstream's exhaustive search returns, found by dynamic programming over
+    the remaining GPUs instead of walking every partition (16 free GPUs in pairs are two million partitions):
+    the first partition of the depth-first enumeration that reaches the best total is the one whose first set
+    is the first (in enumeration order) with a best completion, recursively. ``allocate_exhaustive`` is the
+    literal walk; the tests check both agree."""
 
     def allocate(self, available: Sequence[Device], required: Sequence[Device], size: int) -> list[Device]:
         """(*bestEffortPolicy).Allocate: the best set of ``size`` GPUs from ``available`` holding every
         ``required`` GPU, or [] (size ≤ 0, too few available, more required than size, or no set
         with all required GPUs)."""
+        if size <= 0 or len(available) < size or len(required) > size:
+            return []
+        partition = _best_partition(list(available), list(required), size)
+        if partition is None:
+            return []
+        return _best_set(partition, required)
+
+    def allocate_exhaustive(self, available: Sequence[Device], required: Sequence[Device],
+                            size: int) -> list[Device]:
+        """The upstream algorithm step by step: every partition (iterateGPUPartitions), the first with the
+        highest total score, then its best set holding the required GPUs."""
         if size <= 0 or len(available) < size or len(required) > size:
             return []
         best_partition: Optional[list[tuple]] = None
@@ -285,15 +302,104 @@ class BestEffortPolicy:
             score = sum(set_score(s) for s in candidate)
             if score > best_score or best_partition is None:
                 best_partition, best_score = candidate, score
-        sets = [s for s in best_partition or [] if _contains_all(s, required)]
-        if not sets:
-            return []
-        best_set, best_score = sets[0], calculate_gpu_set_score(sets[0])
-        for s in sets[1:]:
-            score = calculate_gpu_set_score(s)
-            if score > best_score:
-                best_set, best_score = s, score
-        return list(best_set)
+        return _best_set(best_partition or [], required)
+
+
+def _best_set(partition: Sequence[tuple], required: Sequence[Device]) -> list:
+    """The sets of the partition holding every required GPU (all sets when none is required, padded ones
+    included, as upstream), the first with the highest set score."""
+    sets = [s for s in partition if _contains_all(s, required)]
+    if not sets:
+        return []
+    best_set, best_score = sets[0], calculate_gpu_set_score(sets[0])
+    for s in sets[1:]:
+        score = calculate_gpu_set_score(s)
+        if score > best_score:
+            best_set, best_score = s, score
+    return list(best_set)
+
+
+def _best_partition(available: list[Device], required: list[Device], size: int) -> Optional[list[tuple]]:
+    """The partition ``allocate_exhaustive`` settles on, by memoised search over bitmasks of the padded
+    positions (padding positions form one block: a set holds all of it or none, as iterateGPUPartitions
+    prunes). None when no partition has a set with every required GPU and no padding."""
+    if size == 1:
+        for d in available:
+            if _contains_all((d,), required):
+                return [(d,)]
+        return None
+    padded: list[Optional[Device]] = list(available)
+    while len(padded) % size:
+        padded.append(Padding)
+    n = len(padded)
+    pad_mask = sum(1 << i for i, d in enumerate(padded) if d is None)
+    req_mask = 0
+    for r in required:
+        for i, d in enumerate(padded):
+            if d is r:
+                req_mask |= 1 << i
+    if len({id(r) for r in required}) != bin(req_mask).count("1"):
+        return None                      # a required GPU is not available: no set can hold it
+    set_score: dict[int, int] = {}
+
+    def score(mask: int) -> int:
+        if mask not in set_score:
+            set_score[mask] = calculate_gpu_set_score([padded[i] for i in range(n) if mask >> i & 1])
+        return set_score[mask]
+
+    def allowed(mask: int) -> bool:
+        """No required GPU, or all of them and no padding (anything else has no valid completion)."""
+        inter = mask & req_mask
+        return inter == 0 or (inter == req_mask and not mask & pad_mask)
+
+    def sets(rest: int):
+        """The sets iterateGPUPartitions tries at ``rest``, in its order: the first remaining position plus
+        every (size − 1)-combination of the others, lexicographically; padding all or nothing."""
+        pos = [i for i in range(n) if rest >> i & 1]
+        first, others = pos[0], pos[1:]
+        pad_in_rest = rest & pad_mask
+        for combo in iterate_gpu_sets(others, size - 1):
+            mask = 1 << first
+            for i in combo:
+                mask |= 1 << i
+            p = mask & pad_in_rest
+            if p and p != pad_mask:
+                continue
+            yield mask
+
+    memo: dict[int, Optional[int]] = {}
+
+    def best(rest: int) -> Optional[int]:
+        if rest in memo:
+            return memo[rest]
+        if bin(rest).count("1") == size:
+            out = score(rest) if allowed(rest) else None
+        else:
+            out = None
+            for mask in sets(rest):
+                if not allowed(mask):
+                    continue
+                tail = best(rest & ~mask)
+                if tail is not None and (out is None or score(mask) + tail > out):
+                    out = score(mask) + tail
+        memo[rest] = out
+        return out
+
+    full = (1 << n) - 1
+    if best(full) is None:
+        return None
+    partition, rest = [], full
+    while bin(rest).count("1") > size:
+        want = best(rest)
+        for mask in sets(rest):
+            if allowed(mask):
+                tail = best(rest & ~mask)
+                if tail is not None and score(mask) + tail == want:
+                    break
+        partition.append(tuple(padded[i] for i in range(n) if mask >> i & 1))
+        rest &= ~mask
+    partition.append(tuple(padded[i] for i in range(n) if rest >> i & 1))
+    return partition
 
 
 class Allocator:
@@ -339,4 +445,8 @@ def aligned_alloc(devices: Sequence[Device], available: Sequence[str], required:
         req = filter_devices(devices, required)
     except ValueError as e:
         raise ValueError(f"unable to retrieve list of required devices: {e}") from None
-    return [d.uuid for d in BestEffortPolicy().allocate(avail, req, size)]
+    chosen = BestEffortPolicy().allocate(avail, req, size)
+    if any(d is None for d in chosen):
+        # upstream returns the padded set and dereferences its nil entry (device.UUID): the handler fails
+        raise ValueError("best-effort policy returned a padded GPU set (nil device)")
+    return [d.uuid for d in chosen]

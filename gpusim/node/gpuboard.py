@@ -27,6 +27,19 @@ def pair_function(g: nx.Graph) -> Callable[[int, int], PairTopology]:
     return pair
 
 
+PAIRS_ATTR = "gpuallocator_pairs"   # graph attribute memoising pair_table (the board graph is read-only data)
+
+
+def pair_table(g: nx.Graph) -> dict[tuple[int, int], PairTopology]:
+    """:func:`pair_function` for every ordered GPU pair of ``g``, computed once per board graph (nodes sharing a
+    board share it: NVML's answers depend on the board, not on the node)."""
+    memo = g.graph.setdefault("_derived", {})
+    if PAIRS_ATTR not in memo:
+        pair, n = pair_function(g), len(hw.gpus(g))
+        memo[PAIRS_ATTR] = {(i, j): pair(i, j) for i in range(n) for j in range(n) if i != j}
+    return memo[PAIRS_ATTR]
+
+
 def board_devices(g: nx.Graph, uuids: Optional[Sequence[str]] = None, detect_nvswitch: bool = False) -> list[Device]:
     """go-gpuallocator's device list for every GPU of board ``g`` in index order; ``uuids`` default to
     ``GPU-<index>``. ``detect_nvswitch`` models HAMi#2103 (NVSwitch pairs count their NVLinks)."""
@@ -34,4 +47,5 @@ def board_devices(g: nx.Graph, uuids: Optional[Sequence[str]] = None, detect_nvs
     ids = list(uuids) if uuids is not None else [f"GPU-{i}" for i in range(n)]
     if len(ids) != n:
         raise ValueError(f"{g.graph['board']} has {n} GPUs, got {len(ids)} uuids")
-    return new_devices(ids, pair_function(g), detect_nvswitch=detect_nvswitch)
+    table = pair_table(g)
+    return new_devices(ids, lambda i, j: table[(i, j)], detect_nvswitch=detect_nvswitch)

@@ -1,11 +1,17 @@
 """The kubelet of one node (mirrors kubernetes pkg/kubelet: kubelet.go HandlePodAdditions and
 canAdmitPod, lifecycle/predicate.go, status manager, nodestatus setters, kuberuntime events).
 
-Admission runs the handlers in upstream's order — allocate-resources (device manager ``Allocate``
-per init container, then per app container) then the predicate handler (``UpdatePluginResources``
-and GeneralPredicates). A rejected pod ends ``Failed`` with the reason and ``Pod was rejected: ``
-message. Node status reaches the apiserver on the status period, so the scheduler may act on
-stale allocatable, as in a real cluster.
+Admission runs the handlers in upstream's order — allocate-resources (the Topology Manager's scope
+``Admit``: per init container, then per app container, the hint providers' hints are merged by the policy
+and, if the policy admits, the device manager ``Allocate``s with the chosen hint; policy ``none`` allocates
+straight away, pkg/kubelet/cm/topologymanager scope*.go) then the predicate handler
+(``UpdatePluginResources`` and GeneralPredicates). A rejected pod ends ``Failed`` with the reason and
+``Pod was rejected: `` message (``TopologyAffinityError`` "Resources cannot be allocated with Topology
+locality" when the policy cannot align it). Node status reaches the apiserver on the status period, so the
+scheduler may act on stale allocatable, as in a real cluster.
+
+The only hint provider is the device manager (gpusim.node.devicemanager_affinity): the CPU and memory
+managers run their ``none`` policies, which give no hints.
 """
 from __future__ import annotations
 
@@ -28,9 +34,11 @@ from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
-from . import checkpoint
+from ..hardware import topology as hwtopology
+from . import checkpoint, topologymanager
 from .deviceplugin import NvidiaDevicePlugin, mig_devices
 from .devicemanager import AllocateError, DeviceManager
+from .devicemanager_affinity import DeviceManagerHintProvider, DeviceState
 from .grpc import Channel, RpcError
 from .runtime import ContainerRecord, Runtime
 from .sharing import OOM_EXIT_CODE, GPUMemory
@@ -48,8 +56,18 @@ SANDBOX_RETRY_SECONDS = 10.0   # gpusim's pace for the pod worker's retries of a
 
 
 class Kubelet:
-    def __init__(self, ctx: Context, node_name: str, plugin: Optional[NvidiaDevicePlugin]):
+    def __init__(self, ctx: Context, node_name: str, plugin: Optional[NvidiaDevicePlugin], board=None,
+                 config: Optional[dict] = None):
+        """``board``: the node's server graph (its NUMA nodes and CPUs; None: one NUMA node); ``config``: the
+        KubeletConfiguration topology fields (``topologyManagerPolicy``, ``topologyManagerScope``,
+        ``topologyManagerPolicyOptions``; default: policy ``none``)."""
         self.ctx, self.node_name, self.plugin = ctx, node_name, plugin
+        self.config = dict(config or {})
+        self.numa_nodes = hwtopology.numa_nodes(board) if board is not None else [0]
+        self.numa_distances = hwtopology.numa_distances(board) if board is not None else {0: [10]}
+        self.numa_cpu_counts = hwtopology.numa_cpu_counts(board) if board is not None else {}
+        self.topology_manager: Optional[topologymanager.Manager] = None
+        self.state_listeners: list = []      # called when the kubelet's state files change (checkpoint)
         self.component = f"kubelet/{node_name}"
         self.source = "kubelet"
         self.channel = Channel(ctx.env, ctx.timing.grpc_latency, ctx.trace)
@@ -89,7 +107,10 @@ class Kubelet:
         self.up, self.started_at = True, ctx.now
         self._generation += 1
         restarted = bool(self.disk)
-        self.dm = DeviceManager(ctx.env, self.node_name, self.channel, ctx.trace, self.disk, self._capacity_changed)
+        self.dm = DeviceManager(ctx.env, self.node_name, self.channel, ctx.trace, self.disk, self._capacity_changed,
+                                self._state_changed)
+        self.topology_manager = topologymanager.manager_from_kubelet_config(self.config, self.numa_nodes,
+                                                                            self.numa_distances)
         ctx.trace.add(ctx.now, self.component, "kubelet.(*Kubelet).Run", f"Node {self.node_name}", "Success",
                       restarted=restarted)
         if restarted:
@@ -117,6 +138,10 @@ class Kubelet:
                 ctx.env.process(self._plugin_reregisters())
             elif not restarted and container and not self.plugin.running:
                 self.plugin.start(self.dm)
+
+    def _state_changed(self) -> None:
+        for listener in list(self.state_listeners):
+            listener()
 
     def _plugin_reregisters(self) -> Generator:
         """NVIDIA plugin, cmd/nvidia-device-plugin/main.go ``start``: the fsnotify watch on the device-plugin
@@ -254,25 +279,75 @@ class Kubelet:
                 continue
             yield from self._admit(item)
 
+    def _hint_provider(self, reusable: dict[str, list[str]], uid: str) -> DeviceManagerHintProvider:
+        """The device manager as a hint provider (GetTopologyHints / GetPodTopologyHints) over its state now."""
+        dm = self.dm
+        state = DeviceState(list(self.numa_nodes),
+                            {r: dict(t) for r, t in dm.device_topology.items() if r in dm.healthy},
+                            {r: set(h) for r, h in dm.healthy.items()},
+                            {u: {c: {r: list(v[0]) for r, v in res.items()} for c, res in conts.items()}
+                             for u, conts in dm.pod_devices.items()})
+        for r in dm.healthy:                       # a resource without a device list yet (after a restart)
+            state.topology.setdefault(r, {})
+        provider = DeviceManagerHintProvider(state)
+        provider.reusable = {uid: {r: list(ids) for r, ids in reusable.items()}}
+        return provider
+
+    def _admit_containers(self, pod: Pod, dm: DeviceManager, running: bool) -> Generator:
+        """The Topology Manager scope's Admit (scope_container.go / scope_pod.go / scope_none.go) with the
+        device manager as the hint provider: returns a PodAdmitResult-like (reason, message) or None."""
+        tm = self.topology_manager
+        uid = pod.metadata.uid
+        policy = tm.policy.name() if tm is not None else topologymanager.POLICY_NONE
+        scope = tm.scope.name if tm is not None else topologymanager.SCOPE_NONE
+        reusable: dict[str, list[str]] = {}
+        pod_hint = None
+        if policy != topologymanager.POLICY_NONE and scope == topologymanager.SCOPE_POD:
+            pod_hint, ok = tm.policy.merge([self._hint_provider(reusable, uid).get_pod_topology_hints(pod)])
+            self._trace_hint(pod, "", pod_hint, ok)
+            if not ok:
+                return topologymanager.ERROR_TOPOLOGY_AFFINITY, topologymanager.TOPOLOGY_AFFINITY_MESSAGE
+        init = {c.name for c in pod.spec.init_containers}
+        for c in [*pod.spec.init_containers, *pod.spec.containers]:
+            hint = None
+            if policy != topologymanager.POLICY_NONE:
+                if scope == topologymanager.SCOPE_POD:
+                    hint = pod_hint
+                else:
+                    hint, ok = tm.policy.merge([self._hint_provider(reusable, uid).get_topology_hints(pod, c)])
+                    self._trace_hint(pod, c.name, hint, ok)
+                    if not ok:
+                        return topologymanager.ERROR_TOPOLOGY_AFFINITY, topologymanager.TOPOLOGY_AFFINITY_MESSAGE
+                tm.scope.set_topology_hints(uid, c.name, hint)
+            yield from dm.allocate(pod, c, reusable, running, hint)
+            if c.name in init and c.restart_policy != "Always":   # sidecar devices are not reusable
+                for res, ids in dm.pod_devices.get(uid, {}).get(c.name, {}).items():
+                    reusable.setdefault(res, []).extend(ids[0])
+        return None
+
+    def _trace_hint(self, pod: Pod, container: str, hint, admit: bool) -> None:
+        tm = self.topology_manager
+        self.ctx.trace.add(self.ctx.now, self.component, "topologymanager.(*scope).calculateAffinity",
+                           f"Pod {pod.metadata.namespace}/{pod.metadata.name}",
+                           "Admit" if admit else topologymanager.ERROR_TOPOLOGY_AFFINITY,
+                           **({"container": container} if container else {}), policy=tm.policy.name(),
+                           scope=tm.scope.name, hint=str(hint))
+
     def _admit(self, pod: Pod) -> Generator:
         ctx, dm = self.ctx, self.dm
         ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
         running = self.runtime.running(pod.metadata.uid)
         try:
-            reusable: dict[str, list[str]] = {}
-            for c in pod.spec.init_containers:
-                yield from dm.allocate(pod, c, reusable, running)
-                if c.restart_policy != "Always":   # sidecar devices are not reusable
-                    for res, ids in dm.pod_devices.get(pod.metadata.uid, {}).get(c.name, {}).items():
-                        reusable.setdefault(res, []).extend(ids[0])
-            for c in pod.spec.containers:
-                yield from dm.allocate(pod, c, reusable, running)
+            rejected = yield from self._admit_containers(pod, dm, running)
         except (AllocateError, RpcError) as e:
             if dm is not self.dm:   # the kubelet went down mid-admission
                 return
             self._reject(pod, UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {e}, which is unexpected")
             return
         if dm is not self.dm:
+            return
+        if rejected is not None:
+            self._reject(pod, *rejected)
             return
         fail = self._general_predicates(pod)
         if fail is not None:
@@ -282,7 +357,7 @@ class Kubelet:
         self._activate(pod)
         for res, ids in sorted(dm.devices_of(pod.metadata.uid).items()):
             for dev in ids:
-                ctx.hold(self.node_name, res, dev, pod)
+                ctx.hold(self.node_name, res, dev, pod, self.plugin.gpu_index(dev) if self.plugin else None)
         if running:
             return
         if self.operands is not None and is_operand_pod(pod):
@@ -537,6 +612,8 @@ class Kubelet:
         self.active.pop(pod.metadata.uid, None)
         for k, v in self._active_requests.pop(pod.metadata.uid, {}).items():
             self._used[k] -= v
+        if self.topology_manager is not None:
+            self.topology_manager.remove_pod(pod.metadata.uid)
         if self.dm is not None:
             freed = self.dm.devices_of(pod.metadata.uid)
             self.dm.update_allocated_devices(set(self.active))

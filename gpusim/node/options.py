@@ -8,8 +8,11 @@ scenario is loaded, so a bad ConfigMap or node label is an input error, as the c
   (NVIDIA/mig-parted cmd/nvidia-mig-manager);
 - HAMi's device plugin settings (Project-HAMi/HAMi charts, ConfigMap ``hami-device-plugin``).
 
+- the kubelet's KubeletConfiguration topology fields, per NodePool ``spec.kubelet`` (validated as
+  pkg/kubelet/apis/config/validation does, and as the Topology Manager's NewManager would refuse them at start).
+
 Each check records what it resolved on the scenario (``plugin_configs``, ``mig_layouts``,
-``mig_strategies``, ``hami``) for the simulation to build the node components from.
+``mig_strategies``, ``hami``, ``kubelet_configs``) for the simulation to build the node components from.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from ..api.nvidia_v1 import MIG_STRATEGIES, OPERATOR_NAMESPACE
 from ..api.scheme import ObjectErrors
 from ..api.validation import unsupported
 from ..hardware import mig, migparted
-from . import hami, plugin_config
+from ..hardware import topology as hwtopology
+from . import hami, plugin_config, topologymanager
 from .labels import sharing_labels
 
 PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"   # read by the device plugin and GFD
@@ -169,3 +173,52 @@ def check_hami(sc: Any, errors: ObjectErrors) -> None:
             raise errors.err(node, f"metadata.labels[{hami.NODE_LABEL}]", "Forbidden: a HAMi node "
                        "cannot also use the NVIDIA device plugin's sharing or MIG in gpusim")
         sc.hami[name] = cfg
+
+
+CPU_MANAGER_POLICIES = ("none", "static")   # pkg/kubelet/cm/cpumanager PolicyNone, PolicyStatic
+
+
+def check_kubelet(sc: Any, errors: ObjectErrors) -> None:
+    """NodePool ``spec.kubelet``: the Topology Manager fields with the kubelet's own validation messages
+    (``validate_kubelet_config``), then what NewManager checks when the kubelet starts (policy options, at most
+    ``max-allowable-numa-nodes`` NUMA nodes on the node's board). ``cpuManagerPolicy`` ``static`` is refused:
+    gpusim does not model the CPU manager (its exclusive CPUs and NUMA hints)."""
+    for pool in sc.node_pools:
+        k = pool.spec.kubelet
+        if k is None:
+            continue
+        config = {topologymanager.KUBELET_POLICY_FIELD: k.topology_manager_policy,
+                  topologymanager.KUBELET_SCOPE_FIELD: k.topology_manager_scope,
+                  topologymanager.KUBELET_OPTIONS_FIELD: dict(k.topology_manager_policy_options)}
+        for message in topologymanager.validate_kubelet_config(config):
+            field_ = "topologyManagerScope" if "topologyManagerScope" in message else "topologyManagerPolicy"
+            raise errors.err(pool, f"spec.kubelet.{field_}", message)
+        if k.cpu_manager_policy not in CPU_MANAGER_POLICIES:
+            # cpumanager.NewManager
+            raise errors.err(pool, "spec.kubelet.cpuManagerPolicy", f'unknown policy: "{k.cpu_manager_policy}"')
+        if k.cpu_manager_policy != "none":
+            raise errors.err(pool, "spec.kubelet.cpuManagerPolicy", unsupported(k.cpu_manager_policy, ("none",))
+                             + " (gpusim does not model the CPU manager's static policy: exclusive CPUs and "
+                               "their NUMA hints)")
+        for i in range(pool.spec.count):
+            name = f"{pool.metadata.name}-{i}"
+            numa = node_numa_nodes(sc, name)
+            try:
+                topologymanager.manager_from_kubelet_config(config, numa, node_numa_distances(sc, name))
+            except topologymanager.TopologyManagerError as e:
+                # the NUMA-node limit is the policy's; every other NewManager error is about an option
+                field_ = "topologyManagerPolicy" if "unsupported on machines" in str(e) else \
+                    "topologyManagerPolicyOptions"
+                raise errors.err(pool, f"spec.kubelet.{field_}", str(e)) from None
+            sc.kubelet_configs[name] = config
+
+
+def node_numa_nodes(sc: Any, node: str) -> list[int]:
+    """The NUMA node ids of ``node``'s board (a node without one: a single NUMA node 0)."""
+    key = sc.boards.get(node)
+    return hwtopology.numa_nodes(sc.board_graphs[key]) if key is not None else [0]
+
+
+def node_numa_distances(sc: Any, node: str) -> dict[int, list[int]]:
+    key = sc.boards.get(node)
+    return hwtopology.numa_distances(sc.board_graphs[key]) if key is not None else {0: [10]}

@@ -19,6 +19,7 @@ from ..api.kubescheduler_config_v1 import (ARGS_TYPES, KubeSchedulerConfiguratio
                                            Plugins, PluginSet)
 from ..api.schema import decode
 from ..api.validation import unsupported
+from .plugins import noderesourcetopology
 from .registry import DEFAULT_PLUGINS, Registry
 from .runtime import POINT_METHODS
 
@@ -192,6 +193,9 @@ def validate_args(name: str, a: Any, path: str) -> None:
             raise FieldError(*errs[0])
         if errs:   # field.ErrorList.ToAggregate
             raise FieldError("", "[" + ", ".join(f"{p}: {m}" for p, m in errs) + "]")
+    if name == "NodeResourceTopologyMatch":
+        # scheduler-plugins apis/config/validation ValidateNodeResourceTopologyMatchArgs
+        noderesourcetopology.validate_args(a, path)
     if name == "DefaultPreemption":
         if not 0 <= a.min_candidate_nodes_percentage <= 100:
             raise FieldError(f"{path}.minCandidateNodesPercentage", f"Invalid value: "

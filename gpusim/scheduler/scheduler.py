@@ -159,6 +159,8 @@ class AttemptLog:
 
     def __getitem__(self, i):
         return self.last if i == -1 else self._all()[i]
+WATCHED_CUSTOM_RESOURCES = ("NodeResourceTopology",)
+
 
 class Scheduler:
     """kube-scheduler with one or more profiles; a pod goes to the profile named by its schedulerName.
@@ -199,6 +201,13 @@ class Scheduler:
         self._nodes = ctx.api.watch("Node")
         ctx.env.process(self._node_loop())
         ctx.env.process(self._pod_loop())
+        # A plugin that registers events on NodeResourceTopology gets that informer (NodeResourceTopologyMatch:
+        # noderesourcetopologies.v1alpha2.topology.node.k8s.io Add|Update, EventsToRegister). Other custom
+        # resources' events (PodGroup, ElasticQuota, Workload) are not delivered in this version.
+        custom = sorted({ev.split("/", 1)[0] for fw in self.frameworks.values() for p in fw.plugins
+                         for ev in getattr(p, "events", ()) if ev.split("/", 1)[0] in WATCHED_CUSTOM_RESOURCES})
+        for resource in custom:
+            ctx.env.process(self._custom_loop(resource, ctx.api.watch(resource)))
         ctx.env.process(self._run())
 
     # --- handle (what plugins may call) ----------------------------------------------------------------
@@ -346,6 +355,14 @@ class Scheduler:
                 self._move("Node/UpdateNodeAllocatable")
             if old_taints != [(t.key, t.value, t.effect) for t in node.spec.taints]:
                 self._move("Node/UpdateNodeTaint")
+
+    def _custom_loop(self, resource: str, watch) -> Generator:
+        """eventhandlers.go addAllEventHandlers for a custom resource: every Add/Update (Delete) is a cluster
+        event that moves the pods its registered plugins rejected."""
+        actions = {ADDED: "Add", MODIFIED: "Update", DELETED: "Delete"}
+        while True:
+            ev = yield watch.get()
+            self._move(f"{resource}/{actions[ev.type]}")
 
     def _responsible(self, pod: Pod) -> bool:
         return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.frameworks

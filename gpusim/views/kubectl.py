@@ -224,7 +224,8 @@ def result_devices(result, pod) -> dict[str, list[str]]:
         return out
     for e in kl.checkpoint_entries():
         if e["PodUID"] == pod.metadata.uid:
-            out.setdefault(e["ContainerName"], []).extend(i for g in e["DeviceIDs"].values() for i in g)
+            ids = list(dict.fromkeys(i for g in e["DeviceIDs"].values() for i in g))
+            out.setdefault(e["ContainerName"], []).extend(ids)
     if not out:
         for h in result.ctx.holdings:
             if h.pod == pod.metadata.name and h.namespace == pod.metadata.namespace:
@@ -250,5 +251,21 @@ def describe_node(result, name: str) -> str:
     lines.append("Allocated resources:\n  Resource           Requests")
     for k in sorted(set(alloc) | {"cpu", "memory"}):
         lines.append(f"  {k:<18} {format_quantity(alloc.get(k, Fraction(0)), binary=k == 'memory')}")
+    lines += gpu_map_lines(result, name)
     lines += _events_block(result.events.for_object("Node", "", name), result.end)
     return "\n".join(lines)
+
+
+def gpu_map_lines(result, name: str) -> list[str]:
+    """gpusim's own section of ``describe node``: GPU index → UUID → NUMA node → NIC (the board's map; what
+    ``nvidia-smi -L`` and ``nvidia-smi topo -m`` tell on the node). Nothing on a node without GPUs."""
+    topo = result.ctx.topology
+    rows = topo.gpus(name) if topo is not None else []
+    if not rows:
+        return []
+    server = topo.server(name)
+    head = "GPUs:" + (f"               (board {server.graph['board']})" if server is not None else "")
+    table = [["Index", "UUID", "NUMA", "NIC"]] + [
+        [str(r["index"]), r["uuid"], "<none>" if r["numaNode"] is None else str(r["numaNode"]), r["nic"] or "<none>"]
+        for r in rows]
+    return [head] + ["  " + line for line in _table(table).splitlines()]

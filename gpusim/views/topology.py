@@ -2,8 +2,10 @@
 and step time against placement.
 
 Read-only views of plain data: server graphs from :mod:`gpusim.hardware.topology`, fabrics from
-:mod:`gpusim.hardware.fabric`, all-reduce results from :mod:`gpusim.hardware.collectives` (or lists of dicts).
-They never drive a simulation.
+:mod:`gpusim.hardware.fabric`, all-reduce results from :mod:`gpusim.hardware.collectives` (or lists of dicts),
+and the same taken from a finished run (``draw_node``, ``draw_group_ring``, ``plot_run_step_time``, ``topo_m``:
+the run's boards and fabric in ``result.ctx.topology``, its devices in the kubelet's records, its training groups'
+placements). They never drive a simulation.
 """
 from __future__ import annotations
 
@@ -269,3 +271,92 @@ def step_rows(results: Mapping[str, Any], compute_seconds: float, overlap: float
     """Rows for :func:`plot_step_time` from ``{label: AllReduceCost}``."""
     return [{"label": label, "compute": compute_seconds, "allreduce": (1.0 - overlap) * r.seconds,
              "busbw": r.bus_bandwidth} for label, r in results.items()]
+
+
+# --- from a finished run ------------------------------------------------------------------------------------------
+def pod_gpus(result: Any, name: str, namespace: str = "default") -> tuple[Optional[str], list[int]]:
+    """(node, GPU indices) the pod held — now, or last before it ended (the kubelet's device records)."""
+    pod = result.api.get("Pod", namespace, name)
+    node = pod.spec.node_name if pod is not None else None
+    held = [h for h in result.ctx.holdings if h.pod == name and h.namespace == namespace and h.gpu is not None]
+    if node is None and held:
+        node = held[-1].node
+    return node, sorted({h.gpu for h in held if h.node == node})
+
+
+def node_server(result: Any, node: str):
+    """The server graph of ``node`` in the run (KeyError when the node has no board)."""
+    topo = result.ctx.topology
+    g = topo.server(node) if topo is not None else None
+    if g is None:
+        raise KeyError(f'node "{node}" has no server board (no GPUs, or a vGPU VM)')
+    return g
+
+
+def topo_m(result: Any, node: str) -> str:
+    """What ``nvidia-smi topo -m`` prints on ``node`` (``gpusim topo -m``)."""
+    return topo.format_topo_m(node_server(result, node))
+
+
+def draw_node(result: Any, node: str, pod: Optional[str] = None, namespace: str = "default", ax=None):
+    """:func:`draw_server` of a node of the run, with ``pod``'s GPUs highlighted (none without a pod)."""
+    gpus: list[int] = []
+    if pod is not None:
+        where, gpus = pod_gpus(result, pod, namespace)
+        if where != node:
+            gpus = []
+    g = node_server(result, node)
+    title = None
+    if pod is not None:
+        title = (f"{node} ({g.graph['board']}): pod {pod} holds GPU " + ", ".join(map(str, gpus)) if gpus
+                 else f"{node} ({g.graph['board']}): pod {pod} holds no GPU here")
+    return draw_server(g, gpus, ax=ax, title=title)
+
+
+def training_rows(result: Any) -> list[dict[str, Any]]:
+    """The ``training`` section of the run's record (one row per training group, its last placement)."""
+    from ..workloads.training import training_records
+    return training_records(result.ctx)
+
+
+def group_allreduce(result: Any, group: str, namespace: str = "default"):
+    """The :class:`~gpusim.hardware.collectives.AllReduceCost` of a training group at the placement it last ran
+    with (its ``gpusim.io/allreduce-bytes``, or 1 GB when it has none)."""
+    coord = result.ctx.training
+    g = coord.groups.get((namespace, group)) if coord is not None else None
+    if g is None or not g.placements:
+        raise KeyError(f'training group "{namespace}/{group}" never ran all its workers')
+    return result.ctx.topology.allreduce(g.placements[-1].nodes, g.allreduce_bytes or 1e9)
+
+
+def draw_group_ring(result: Any, group: str, namespace: str = "default", ax=None):
+    """:func:`draw_fabric` of the run's fabric with the group's inter-node ring flows (green: under one leaf,
+    red: through the spine)."""
+    cost = group_allreduce(result, group, namespace)
+    fabric = result.ctx.topology.fabric
+    if fabric is None:
+        raise KeyError("the run has no fabric (no GPU node with a compute NIC)")
+    ax = draw_fabric(fabric, cost, ax=ax)
+    nodes = ", ".join(f"{n}: GPU {','.join(map(str, ids))}" for n, ids in result.ctx.training.groups[
+        (namespace, group)].placements[-1].nodes)
+    ax.set_title("\n".join(textwrap.wrap(f"{group}: bus bandwidth {cost.bandwidth:.0f} GB/s ({cost.bottleneck}); "
+                                         f"{nodes}", 110)), fontsize=9)
+    return ax
+
+
+def plot_run_step_time(result: Any, ax=None, title: Optional[str] = None):
+    """:func:`plot_step_time` of every training group of the run that ran: compute (``gpusim.io/step-time``) and
+    the all-reduce share each step paid at its last placement."""
+    rows = []
+    coord = result.ctx.training
+    for key in sorted(coord.groups) if coord is not None else ():
+        g = coord.groups[key]
+        if not g.placements:
+            continue
+        p = g.placements[-1]
+        comm = p.step_seconds - g.step_time
+        rows.append({"label": f"{g.name} ({len(p.nodes)} node{'s' if len(p.nodes) != 1 else ''})",
+                     "compute": g.step_time, "allreduce": comm, "busbw": p.bus_bandwidth})
+    if not rows:
+        raise ValueError("no training group ran in this result")
+    return plot_step_time(rows, ax=ax, title=title)

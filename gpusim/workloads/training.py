@@ -18,18 +18,31 @@ The model (one ``TrainingCoordinator`` per simulation, on ``Context.training``):
 
 A partial start — some workers running, the rest Pending — holds GPUs and does no work:
 ``training_report`` measures it as wasted GPU-hours.
+
+Communication: with ``gpusim.io/allreduce-bytes`` (the gradient bytes reduced per step, e.g. ``14G``) each step
+also pays the ring all-reduce of the group's current placement (gpusim.hardware.collectives, the topology
+reference's §3.3 model, on the cluster's boards and fabric), less the share ``gpusim.io/allreduce-overlap``
+(default 0) hidden behind compute: ``step = step-time + (1 − overlap) · T_allreduce``. The placement is where
+the workers' containers actually hold GPUs when all N run (the kubelet's device records): ranks follow the
+workers (Job completion index, else pod name in natural order), node after node, GPUs by index. Every
+time the group starts running again (after a pause) the placement is read anew.
 """
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..api.duration import parse_duration
-from ..api.validation import (ANNOTATION_STEP_TIME, ANNOTATION_TRAINING_GROUP, ANNOTATION_TRAINING_STEPS,
-                              ANNOTATION_TRAINING_WORKERS)
+from ..api.quantity import parse_quantity
+from ..api.validation import (ANNOTATION_ALLREDUCE_BYTES, ANNOTATION_ALLREDUCE_OVERLAP, ANNOTATION_STEP_TIME,
+                              ANNOTATION_TRAINING_GROUP, ANNOTATION_TRAINING_STEPS, ANNOTATION_TRAINING_WORKERS,
+                              parse_overlap)
+from ..hardware.collectives import step_time as collective_step_time
 
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name", "volcano.sh/job-name")   # batch/v1, Volcano
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 
 
 def is_training(pod) -> bool:
@@ -61,9 +74,31 @@ class Group:
     first_start: Optional[float] = None
     completed_at: Optional[float] = None
     token: int = 0                                  # invalidates the pending completion timer
+    allreduce_bytes: float = 0.0                    # gpusim.io/allreduce-bytes (0: no communication modelled)
+    overlap: float = 0.0                            # gpusim.io/allreduce-overlap
+    step_seconds: Optional[float] = None            # effective step of the current/last run (compute + comm)
+    placements: list = field(default_factory=list)  # one Placement per run of all N workers
 
     def running_workers(self) -> int:
         return len({uid for uid, _ in self.running})
+
+
+@dataclass
+class Placement:
+    """Where the group ran from ``since``: ``nodes`` ((node, GPU indices) in rank order) and what the all-reduce
+    cost there (``allreduce_seconds`` None when it could not be costed; ``error`` says why)."""
+
+    since: float
+    nodes: list
+    step_seconds: float
+    allreduce_seconds: Optional[float] = None
+    bus_bandwidth: Optional[float] = None
+    bottleneck: str = ""
+    error: str = ""
+
+
+def _natural(name: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
 class TrainingCoordinator:
@@ -84,6 +119,9 @@ class TrainingCoordinator:
             g = self.groups[key] = Group(key[0], key[1], int(ann[ANNOTATION_TRAINING_WORKERS]),
                                          int(ann[ANNOTATION_TRAINING_STEPS]),
                                          parse_duration(ann[ANNOTATION_STEP_TIME]))
+            if ANNOTATION_ALLREDUCE_BYTES in ann:
+                g.allreduce_bytes = float(parse_quantity(ann[ANNOTATION_ALLREDUCE_BYTES]))
+                g.overlap = parse_overlap(ann.get(ANNOTATION_ALLREDUCE_OVERLAP, "0"))
         if not any(r is runtime for r in self._runtimes):
             self._runtimes.append(runtime)
             runtime.on_stop.append(self._stopped)
@@ -110,7 +148,8 @@ class TrainingCoordinator:
         if full and g.run_since is None:
             g.run_since = now
             g.token += 1
-            timer = self.ctx.env.timeout((g.steps - g.steps_done) * g.step_time)
+            g.step_seconds = self._place(g)
+            timer = self.ctx.env.timeout((g.steps - g.steps_done) * g.step_seconds)
             timer.callbacks.append(lambda _e, token=g.token: self._complete(g, token))
         elif not full and g.run_since is not None:
             g.steps_done = min(g.steps, g.steps_done + self._steps_in(g, now - g.run_since))
@@ -123,7 +162,47 @@ class TrainingCoordinator:
 
     @staticmethod
     def _steps_in(g: Group, seconds: float) -> int:
-        return int(math.floor(seconds / g.step_time + 1e-9))
+        return int(math.floor(seconds / (g.step_seconds or g.step_time) + 1e-9))
+
+    def placement(self, g: Group) -> list[tuple[str, list[int]]]:
+        """The running workers' GPUs, (node, GPU indices) in rank order (see the module docstring)."""
+        ctx = self.ctx
+        workers = []
+        for uid in dict.fromkeys(uid for uid, _ in g.running):
+            pod = ctx.api.get_by_uid("Pod", uid)
+            if pod is None or not pod.spec.node_name:
+                continue
+            index = pod.metadata.labels.get(COMPLETION_INDEX_LABEL)
+            rank = (int(index) if index is not None and index.isdigit() else 1 << 30, _natural(pod.metadata.name))
+            workers.append((rank, pod))
+        nodes: dict[str, list[int]] = {}
+        for _, pod in sorted(workers, key=lambda w: w[0]):
+            gpus = sorted({h.gpu for h in ctx.held_by(pod.metadata.uid) if h.gpu is not None
+                           and h.node == pod.spec.node_name})
+            if gpus:
+                have = nodes.setdefault(pod.spec.node_name, [])
+                have.extend(i for i in gpus if i not in have)
+        return [(n, sorted(ids)) for n, ids in nodes.items()]
+
+    def _place(self, g: Group) -> float:
+        """Read the placement, cost its all-reduce and record it; returns the effective step time."""
+        ctx = self.ctx
+        nodes = self.placement(g)
+        p = Placement(ctx.now, nodes, g.step_time, 0.0 if not g.allreduce_bytes else None)
+        if g.allreduce_bytes and nodes:
+            try:
+                cost = ctx.topology.allreduce(nodes, g.allreduce_bytes)
+            except (ValueError, AttributeError) as e:
+                p.error = str(e)
+            else:
+                p.allreduce_seconds, p.bus_bandwidth, p.bottleneck = cost.seconds, cost.bus_bandwidth, cost.bottleneck
+                p.step_seconds = collective_step_time(g.step_time, cost.seconds, g.overlap)
+            ctx.trace.add(ctx.now, "gpusim", "collectives.allreduce", f"TrainingGroup {g.namespace}/{g.name}",
+                          p.error or "Success", placement={n: ids for n, ids in nodes},
+                          allreduceSeconds=p.allreduce_seconds, busBandwidthGBps=p.bus_bandwidth,
+                          stepSeconds=p.step_seconds)
+        g.placements.append(p)
+        return p.step_seconds
 
     def _complete(self, g: Group, token: int) -> None:
         if token != g.token:   # paused since: this timer was abandoned (counted in daemon_pending)
@@ -211,7 +290,26 @@ def training_report(result) -> list[dict]:
             "first_start": g.first_start if g is not None else None,
             "completed_at": completed,
             "job_completion_time": completed - created if completed is not None and created is not None else None,
-            "ideal_run_time": steps * step_time,
+            "ideal_run_time": steps * (g.step_seconds if g is not None and g.step_seconds else step_time),
             "steps_done": coord.steps_done(g, end) if g is not None else 0,
+            "step_seconds": g.step_seconds if g is not None else None,
+            "placements": list(g.placements) if g is not None else [],
         })
+    return out
+
+
+def training_records(ctx) -> list[dict[str, Any]]:
+    """The ``training`` section of the ``-o json`` record: per group, at the placement it last ran with,
+    ``{namespace, group, workers, stepSeconds, allreduceSeconds, busBandwidthGBps, placement}`` (None where the
+    group never ran all N workers, or the all-reduce could not be costed)."""
+    coord: Optional[TrainingCoordinator] = ctx.training
+    out = []
+    for key in sorted(coord.groups) if coord is not None else ():
+        g = coord.groups[key]
+        last = g.placements[-1] if g.placements else None
+        out.append({"namespace": g.namespace, "group": g.name, "workers": g.workers,
+                    "stepSeconds": last.step_seconds if last else None,
+                    "allreduceSeconds": last.allreduce_seconds if last else None,
+                    "busBandwidthGBps": last.bus_bandwidth if last else None,
+                    "placement": [{"node": n, "gpus": list(ids)} for n, ids in last.nodes] if last else []})
     return out
