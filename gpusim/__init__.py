@@ -73,6 +73,7 @@ _LAZY = {
     "gpusim.experiments.validation": ["format_load_errors", "load_errors", "pod_yaml", "request_errors"],
     "gpusim.experiments.guide": ["GUIDE_SCENARIO", "guide_run"],
     "gpusim.views.kueue": ["kueue_summary", "kueue_workloads", "cluster_queue_usage", "plot_cluster_queue_usage",
+                           "topology_assignments", "topology_summary",
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
     "gpusim.views.sharing": ["format_isolation_table", "format_sharing_summary", "gpu_labels", "hami_allocations",

@@ -19,7 +19,7 @@ EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
          "capacity-reclaim", "native-gang",
          "volcano-gang", "volcano-queues",
-         "kueue-fair-sharing"]
+         "kueue-fair-sharing", "kueue-tas"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default

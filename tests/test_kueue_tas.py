@@ -314,3 +314,182 @@ TOPOLOGY_CASES = [
 def test_validate_topology(name, levels, want):
     t = Topology(metadata=ObjectMeta(name="t"), spec=TopologySpec([TopologyLevel(k) for k in levels]))
     assert list(validate_topology(t)) == want
+
+
+# --- the whole path, through scenarios -------------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+import gpusim as gs  # noqa: E402
+from gpusim.api.errors import InputError  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kueue-tas.yaml"
+
+
+def test_example_placements_and_messages():
+    r = gs.run(str(EXAMPLE))
+    rows = {row["workload"].rsplit("-", 1)[0]: row for row in gs.topology_assignments(r)}
+    assert [d["path"] for d in rows["job-train-b"]["domains"]] == ["b1/r1/b1-r1-0", "b1/r1/b1-r1-1", "b1/r2/b1-r2-0"]
+    assert [d["path"] for d in rows["job-train-c"]["domains"]] == [
+        "b2/r1/b2-r1-0", "b2/r1/b2-r1-1", "b2/r2/b2-r2-0", "b2/r2/b2-r2-1"]
+    assert [d["path"] for d in rows["job-train-d"]["domains"]] == ["b1/r1/b1-r1-0", "b1/r1/b1-r1-1"]
+    assert not rows["job-train-a"]["admitted"]
+    wl_a = next(w for w in r.api.list("Workload.kueue.x-k8s.io") if w.metadata.name.startswith("job-train-a"))
+    qr = wl_a.condition("QuotaReserved")
+    assert (qr.status, qr.reason) == ("False", "TopologyPlacementFailed")
+    assert qr.message == ('couldn\'t assign flavors to pod set main: topology "default" allows to fit only 2 out of 3 '
+                          "pod(s)")
+    d_events = [e for e in r.events.log if e.object.name.startswith("job-train-d")]
+    assert d_events[0].reason == "TopologyPlacementFailed" and d_events[0].time == 60
+    assert d_events[0].message.endswith('allows to fit only 1 out of 2 pod(s). Total nodes: 8; excluded: resource '
+                                        '"nvidia.com/gpu": 7')
+    # the pods ran where the assignment put them: gated at creation, ungated 1 s later with a hostname selector
+    pods = {p.metadata.name: p for p in r.api.list("Pod")}
+    for row in rows.values():
+        job = row["workload"].split("-")[1] + "-" + row["workload"].split("-")[2]
+        placed = sorted(p.spec.node_name for n, p in pods.items() if n.startswith(job))
+        assert placed == sorted(v for d in row["domains"] for v in d["values"])
+    b_pod = next(p for n, p in pods.items() if n.startswith("train-b"))
+    assert b_pod.spec.scheduling_gates == [] and set(b_pod.spec.node_selector) >= {"kubernetes.io/hostname"}
+    assert b_pod.metadata.labels["kueue.x-k8s.io/podset"] == "main"
+    ungated = [t for t in r.trace.records if t.function == "tas.(*topologyUngater).Reconcile"
+               and t.object.startswith("Pod default/train-b")]
+    assert [t.time for t in ungated] == [11.0] * 3
+    assert "b1-r1-0: 1" in gs.describe_workload(r, rows["job-train-b"]["workload"])
+
+
+SCENARIO = """
+apiVersion: gpusim.io/v1alpha1
+kind: NodePool
+metadata: {{name: r1}}
+spec: {{count: 2, gpu: {{model: A100-SXM4-80GB, count: 8}}, cpu: "64", memory: 512Gi,
+        labels: {{cloud.provider.com/topology-rack: r1}}}}
+---
+apiVersion: gpusim.io/v1alpha1
+kind: NodePool
+metadata: {{name: r2}}
+spec: {{count: 2, gpu: {{model: A100-SXM4-80GB, count: 8}}, cpu: "64", memory: 512Gi,
+        labels: {{cloud.provider.com/topology-rack: r2}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {{name: racks}}
+spec: {{levels: [{{nodeLabel: cloud.provider.com/topology-rack}}, {{nodeLabel: kubernetes.io/hostname}}]}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: tas}}
+spec: {{topologyName: {topology}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{{name: tas, resources: [{{name: nvidia.com/gpu, nominalQuota: 64}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: default}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: high}}
+value: 100
+{jobs}
+"""
+
+JOB = """---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: q{extra_labels}}}
+  annotations: {{gpusim.io/submit-at: {at}}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  template:
+    metadata:
+      annotations: {{gpusim.io/duration: 10m{annotations}}}
+    spec:
+      restartPolicy: Never
+      nodeSelector: {{{selector}}}
+      containers: [{{name: c, image: i, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]
+"""
+
+
+def scenario(tmp_path, jobs: str, topology: str = "racks") -> str:
+    p = tmp_path / "s.yaml"
+    p.write_text(SCENARIO.format(topology=topology, jobs=jobs))
+    return str(p)
+
+
+def job(name: str, pods: int, gpus: int = 8, at: str = "0s", annotations: str = "", labels: str = "",
+        selector: str = "") -> str:
+    return JOB.format(name=name, pods=pods, gpus=gpus, at=at, annotations=annotations, extra_labels=labels,
+                      selector=selector)
+
+
+RACK_REQ = ", kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack"
+
+
+def test_implied_tas_in_a_tas_only_cluster_queue_uses_least_free_capacity(tmp_path):
+    """No annotation, but every flavor of the ClusterQueue is a TAS flavor: TAS is implied (unconstrained, at
+    the lowest level, LeastFreeCapacity) and the pods get the unconstrained annotation."""
+    r = gs.run(scenario(tmp_path, job("small", 1, gpus=2) + job("next", 1, gpus=2, at="5s")))
+    rows = {row["workload"].split("-")[1]: row for row in gs.topology_assignments(r)}
+    # LeastFreeCapacity: the second pod goes to the node the first one already half-fills
+    assert rows["small"]["domains"][0]["values"] == rows["next"]["domains"][0]["values"]
+    pod = next(p for p in r.api.list("Pod") if p.metadata.name.startswith("next"))
+    assert pod.metadata.annotations["kueue.x-k8s.io/podset-unconstrained-topology"] == "true"
+
+
+def test_preemption_frees_the_topology_domain(tmp_path):
+    """A high-priority Job that needs a whole rack preempts the low-priority pods that break every rack,
+    although the quota alone would fit it (TAS placement fails → Preempt)."""
+    jobs = (job("low-a", 1, at="0s") + job("low-b", 1, at="1s", selector="kubernetes.io/hostname: r2-0") +
+            job("big", 2, at="30s", annotations=RACK_REQ, labels=", kueue.x-k8s.io/priority-class: high"))
+    r = gs.run(scenario(tmp_path, jobs))
+    rows = {row["name"].split("-")[1]: row for row in gs.kueue_workloads(r)}
+    assert rows["big"]["admittedAt"] is not None
+    preempted = [e for e in r.events.log if e.reason == "Preempted"]
+    assert len(preempted) == 1 and "prioritization in the ClusterQueue" in preempted[0].message
+    assert preempted[0].object.name.startswith("job-low-b")       # the most recently admitted candidate
+    big = next(row for row in gs.topology_assignments(r) if row["workload"].startswith("job-big"))
+    assert [d["path"] for d in big["domains"]] == ["r2/r2-0", "r2/r2-1"]
+    first = next(e for e in r.events.log if e.object.name.startswith("job-big") and e.type == "Warning")
+    assert first.reason == "WaitingForPreemptedWorkloads"
+    assert first.message.startswith('couldn\'t assign flavors to pod set main: topology "racks" allows to fit only '
+                                    "1 out of 2 pod(s)")
+
+
+def test_a_non_tas_podset_skips_tas_flavors(tmp_path):
+    """A ClusterQueue with a TAS and a plain flavor: a PodSet without a topology request takes the plain one
+    (checkPodSetAndFlavorMatchForTAS: the TAS flavor "supports only TopologyAwareScheduling")."""
+    text = SCENARIO.format(topology="racks", jobs=job("plain", 1)).replace(
+        "flavors: [{name: tas, resources: [{name: nvidia.com/gpu, nominalQuota: 64}]}]",
+        "flavors: [{name: tas, resources: [{name: nvidia.com/gpu, nominalQuota: 64}]}, "
+        "{name: plain, resources: [{name: nvidia.com/gpu, nominalQuota: 64}]}]")
+    text += "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: plain}\n"
+    (tmp_path / "s.yaml").write_text(text)
+    r = gs.run(str(tmp_path / "s.yaml"))
+    wl = r.api.list("Workload.kueue.x-k8s.io")[0]
+    assert wl.status.admission.pod_set_assignments[0].flavors == {"nvidia.com/gpu": "plain"}
+    assert wl.status.admission.pod_set_assignments[0].topology_assignment is None
+
+
+@pytest.mark.parametrize("jobs,topology,message", [
+    (job("bad", 2, annotations=", kueue.x-k8s.io/podset-slice-size: \"2\"" + RACK_REQ), "racks",
+     "spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]: Forbidden: may not be set when "
+     "'kueue.x-k8s.io/podset-slice-required-topology' is not specified"),
+    (job("ok", 1), "missing", 'spec.topologyName: Not found: "missing": no Topology "missing" in the scenario'),
+])
+def test_invalid_input_names_the_field(tmp_path, jobs, topology, message):
+    with pytest.raises(InputError) as e:
+        gs.run(scenario(tmp_path, jobs, topology))
+    assert message in str(e.value)
