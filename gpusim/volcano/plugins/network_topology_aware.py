@@ -1,5 +1,6 @@
-"""network-topology-aware (mirrors volcano-sh/volcano pkg/scheduler/plugins/network-topology-aware/
-network_topology_aware.go): keep a job inside one HyperNode (a switch's domain) and pack HyperNodes.
+"""network-topology-aware (mirrors volcano-sh/volcano
+pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go): keep a job inside one HyperNode (a
+switch's domain) and pack HyperNodes.
 
 Three callbacks, all scores × ``100 × weight``:
 
