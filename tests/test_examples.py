@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
          "capacity-reclaim", "native-gang",
-         "volcano-gang", "volcano-queues",
-         "kueue-fair-sharing"]
+         "volcano-gang", "volcano-queues", "volcano-hypernode",
+         "kueue-fair-sharing", "kueue-tas"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default
@@ -199,6 +199,32 @@ def test_xid_unhealthy(capsys):
     (node,) = data["nodes"]
     assert node["capacity"][GPU] == "2"
     assert node["allocatable"][GPU] == "1"      # XID 79 took one GPU out; XID 13 did not
+
+
+# --- volcano-hypernode -----------------------------------------------------------------------------------
+
+def test_volcano_hypernode(capsys):
+    data = run_json(capsys, "volcano-hypernode")
+    pods = pods_by_name(data)
+    leaf = {n: n.rsplit("-", 1)[0] for n in (p["nodeName"] for p in data["pods"])}
+    assert all(p["phase"] == "Succeeded" for p in data["pods"])
+    # allreduce: the HyperNode bin packing picks leaf1, where the notebook already holds a GPU.
+    assert {leaf[pods[f"allreduce-worker-{i}"]["nodeName"]] for i in range(2)} == {"leaf1"}
+    # pretrain: its gang of 4 in leaf0; workers 4 and 5 never leave leaf0 (tier 1), though leaf1 has free nodes
+    # from 30m, and start only after wide (which took leaf0 when the gang ended) has finished.
+    gang = [pods[f"pretrain-worker-{i}"] for i in range(4)]
+    rest = [pods[f"pretrain-worker-{i}"] for i in (4, 5)]
+    assert {leaf[p["nodeName"]] for p in gang + rest} == {"leaf0"}
+    assert all(p["startedAt"] < 20 for p in gang)
+    wide = [pods[f"wide-worker-{i}"] for i in range(5)]
+    gang_end = max(p["finishedAt"] for p in gang)
+    assert all(gang_end < p["startedAt"] < gang_end + 5 for p in wide)
+    # wide spans the spine (tier 2): 4 workers in one leaf, the 5th in the other.
+    assert sorted(sum(leaf[p["nodeName"]] == x for p in wide) for x in ("leaf0", "leaf1")) == [1, 4]
+    wide_end = max(p["finishedAt"] for p in wide)
+    assert all(wide_end < p["startedAt"] < wide_end + 5 for p in rest)
+    msgs = {e["message"] for e in events_of(data, "pretrain-worker-4", "FailedScheduling")}
+    assert "In hyperNode leaf0: 0/4 nodes are unavailable: 4 Insufficient nvidia.com/gpu." in msgs
 
 
 # --- determinism, seeds and golden files -----------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Iterator, Optional
 
 from .batch_v1 import PodTemplateSpec
 from .meta import ObjectMeta
+from .scheduling_volcano_sh_v1beta1 import NetworkTopologySpec, validate_network_topology
 
 SCHEDULER_NAME = "volcano"          # the Volcano scheduler's --scheduler-name default
 DEFAULT_MAX_RETRY = 3
@@ -88,7 +89,7 @@ class JobSpec:
     ttl_seconds_after_finished: Optional[int] = None
     priority_class_name: str = ""
     min_success: Optional[int] = None
-    network_topology: Any = None
+    network_topology: Optional[NetworkTopologySpec] = None
 
 
 @dataclass
@@ -231,6 +232,7 @@ def validate_job(job: Job) -> Iterator[tuple[str, str]]:
             yield f"{tp}.name", f"create pod with name {pod_name} validate failed [must be no more than 63 characters];"
     if total < s.min_available:
         yield "spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks;"
+    yield from validate_network_topology(s.network_topology, "spec.networkTopology")
     yield from _validate_policies(s.policies, "spec.policies")
     for name in s.plugins:
         if name not in JOB_PLUGINS:

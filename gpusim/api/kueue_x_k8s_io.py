@@ -26,6 +26,22 @@ V1BETA1, V1BETA2 = f"{GROUP}/v1beta1", f"{GROUP}/v1beta2"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"            # pkg/constants: QueueLabel
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"    # constants.WorkloadPriorityClassLabel
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+# Topology-Aware Scheduling (apis/kueue/v1beta2/topology_types.go)
+PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PODSET_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+PODSET_SLICE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+PODSET_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+PODSET_GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
+TOPOLOGY_SCHEDULING_GATE = "kueue.x-k8s.io/topology"
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+PODSET_LABEL = "kueue.x-k8s.io/podset"            # pkg/controller/constants PodSetLabel
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+MAX_TOPOLOGY_LEVELS = 16
+# topology_types.go TopologyLevel.nodeLabel +kubebuilder:validation:Pattern
+NODE_LABEL_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                      r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
 CONFIG_NAMESPACE = "kueue-system"
 CONFIG_MAP = "kueue-manager-config"          # Helm chart / kustomize: <prefix kueue->manager-config
 CONFIG_KEY = "controller_manager_config.yaml"
@@ -63,6 +79,32 @@ class ResourceFlavor:
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: ResourceFlavorSpec = field(default_factory=ResourceFlavorSpec)
     NAMESPACED = False
+
+
+# --- Topology (topology_types.go) ---------------------------------------------------------------------------
+
+@dataclass
+class TopologyLevel:
+    node_label: str = ""
+
+
+@dataclass
+class TopologySpec:
+    levels: list[TopologyLevel] = field(default_factory=list)
+
+
+@dataclass
+class Topology:
+    """Levels of node labels, coarse → fine, that a TAS ResourceFlavor's ``topologyName`` refers to."""
+    api_version: str = V1BETA2
+    kind: str = "Topology"
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: TopologySpec = field(default_factory=TopologySpec)
+    NAMESPACED = False
+
+    @property
+    def level_keys(self) -> list[str]:
+        return [lv.node_label for lv in self.spec.levels]
 
 
 # --- ClusterQueue / Cohort ---------------------------------------------------------------------------------
@@ -220,12 +262,26 @@ class LocalQueue:
 # --- Workload ----------------------------------------------------------------------------------------------
 
 @dataclass
+class PodSetTopologyRequest:
+    """workload_types.go PodSetTopologyRequest (what the annotations of the pod template say)."""
+    required: Optional[str] = None
+    preferred: Optional[str] = None
+    unconstrained: Optional[bool] = None
+    pod_index_label: Optional[str] = None
+    sub_group_index_label: Optional[str] = None
+    sub_group_count: Optional[int] = None
+    pod_set_group_name: Optional[str] = None
+    pod_set_slice_required_topology: Optional[str] = None
+    pod_set_slice_size: Optional[int] = None
+
+
+@dataclass
 class PodSet:
     name: str = "main"
     count: int = field(default=1, metadata=INT32)
     template: Any = field(default=None, metadata={"required": True})    # core/v1 PodTemplateSpec (typed below)
     min_count: Optional[int] = None
-    topology_request: Any = None
+    topology_request: Optional[PodSetTopologyRequest] = None
 
 
 @dataclass
@@ -253,11 +309,53 @@ class RequeueState:
 
 
 @dataclass
+class TopologyAssignmentSliceLevelValues:
+    """One level of a slice: ``universalValue`` for every domain, or ``prefix`` + ``roots`` + ``suffix``."""
+    prefix: Optional[str] = None
+    suffix: Optional[str] = None
+    roots: Optional[list[str]] = None
+    universal_value: Optional[str] = None
+
+    def value(self, i: int) -> str:
+        if self.roots is None:
+            return self.universal_value or ""
+        return (self.prefix or "") + self.roots[i] + (self.suffix or "")
+
+
+@dataclass
+class TopologyAssignmentSlice:
+    domain_count: int = 0
+    values_per_level: list[TopologyAssignmentSliceLevelValues] = field(default_factory=list)
+    pod_counts: Optional[list[int]] = None
+    universal_pod_count: Optional[int] = None
+
+    def count(self, i: int) -> int:
+        return self.universal_pod_count if self.pod_counts is None else self.pod_counts[i]
+
+
+@dataclass
+class TopologyAssignment:
+    """workload_types.go TopologyAssignment (v1beta2 slices format): ``levels`` are the node-label keys;
+    the domains are read by zipping each slice's values per level with its pod counts."""
+    levels: list[str] = field(default_factory=list)
+    slices: list[TopologyAssignmentSlice] = field(default_factory=list)
+
+    def domains(self) -> list[tuple[list[str], int]]:
+        """pkg/util/tas InternalSeqFrom: (values per level, pod count) of every domain, in order."""
+        out = []
+        for sl in self.slices:
+            for i in range(sl.domain_count):
+                out.append(([lv.value(i) for lv in sl.values_per_level], sl.count(i)))
+        return out
+
+
+@dataclass
 class PodSetAssignment:
     name: str = ""
     flavors: dict[str, str] = field(default_factory=dict)
     resource_usage: dict[str, str] = field(default_factory=dict)
     count: int = 0
+    topology_assignment: Optional[TopologyAssignment] = None
 
 
 @dataclass
@@ -349,8 +447,10 @@ KINDS: dict[tuple[str, str], type] = {
     (V1BETA2, "Workload"): Workload, (V1BETA1, "Workload"): WorkloadV1beta1,
     (V1BETA2, "WorkloadPriorityClass"): WorkloadPriorityClass,
     (V1BETA1, "WorkloadPriorityClass"): _v1beta1(WorkloadPriorityClass),
+    (V1BETA2, "Topology"): Topology, (V1BETA1, "Topology"): _v1beta1(Topology),
 }
-KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload", "WorkloadPriorityClass")
+KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload", "WorkloadPriorityClass",
+               "Topology")
 
 
 # --- Configuration (config.kueue.x-k8s.io) -----------------------------------------------------------------
@@ -613,3 +713,140 @@ def decode_pod_templates(wl: Workload) -> None:
     for i, ps in enumerate(wl.spec.pod_sets):
         if isinstance(ps.template, dict):
             ps.template = decode(PodTemplateSpec, ps.template, f"spec.podSets[{i}].template")
+
+
+# --- Topology-Aware Scheduling: the Topology CRD and the PodSet annotations -------------------------------
+
+def validate_topology(t: Topology) -> Errors:
+    """The Topology CRD schema (topology_types.go): 1–16 levels, each nodeLabel 1–316 characters of the label
+    key pattern, unique, and ``kubernetes.io/hostname`` only as the lowest level."""
+    import re
+    levels = t.spec.levels
+    if not levels:
+        yield "spec.levels", "Required value"
+        return
+    if len(levels) > MAX_TOPOLOGY_LEVELS:
+        yield "spec.levels", f"Too many: {len(levels)}: must have at most {MAX_TOPOLOGY_LEVELS} items"
+    for i, lv in enumerate(levels):
+        p = f"spec.levels[{i}].nodeLabel"
+        if not lv.node_label:
+            yield p, "Required value"
+        elif len(lv.node_label) > 316:
+            yield p, f"Too long: may not be longer than 316"
+        elif not re.match(NODE_LABEL_PATTERN, lv.node_label):
+            yield p, f'Invalid value: "{lv.node_label}": {p} in body should match \'{NODE_LABEL_PATTERN}\''
+    keys = [lv.node_label for lv in levels]
+    if len(set(keys)) != len(keys):
+        yield "spec.levels", 'Invalid value: "array": must be unique'
+    if LABEL_HOSTNAME in keys and keys[-1] != LABEL_HOSTNAME:
+        yield "spec.levels", ('Invalid value: "array": the kubernetes.io/hostname label can only be used at the '
+                              "lowest level of topology")
+
+
+def is_explicit_tas(annotations: dict[str, str]) -> bool:
+    """pkg/util/tas IsExplicitTAS (with the unconstrained annotation: IsTAS)."""
+    return any(k in annotations for k in (PODSET_REQUIRED_TOPOLOGY, PODSET_PREFERRED_TOPOLOGY,
+                                          PODSET_SLICE_REQUIRED_TOPOLOGY, PODSET_UNCONSTRAINED_TOPOLOGY))
+
+
+def validate_tas_pod_set_request(annotations: dict[str, str], path: str, count: Optional[int] = None) -> Errors:
+    """jobframework/tas_validation.go ValidateTASPodSetRequest (+ ValidateSliceSizeAnnotationUpperBound when
+    ``count`` is known) on a pod template's ``metadata.annotations`` at ``path``."""
+    from .validation import validate_label_name
+    a = annotations
+    required, preferred = a.get(PODSET_REQUIRED_TOPOLOGY), a.get(PODSET_PREFERRED_TOPOLOGY)
+    slice_topology = a.get(PODSET_SLICE_REQUIRED_TOPOLOGY)
+    has_unconstrained, has_size = PODSET_UNCONSTRAINED_TOPOLOGY in a, PODSET_SLICE_SIZE in a
+    if (required is not None) + (preferred is not None) + has_unconstrained > 1:
+        yield path, (f'Invalid value: must not contain more than one topology annotation: ["{PODSET_REQUIRED_TOPOLOGY}", '
+                     f'"{PODSET_PREFERRED_TOPOLOGY}", "{PODSET_UNCONSTRAINED_TOPOLOGY}"]')
+    for key, value in ((PODSET_REQUIRED_TOPOLOGY, required), (PODSET_PREFERRED_TOPOLOGY, preferred),
+                       (PODSET_SLICE_REQUIRED_TOPOLOGY, slice_topology)):
+        if value is not None:
+            yield from validate_label_name(value, f"{path}[{key}]")
+    group = a.get(PODSET_GROUP_NAME)
+    if group is not None:
+        gp = f"{path}[{PODSET_GROUP_NAME}]"
+        if group.isdigit():
+            yield gp, f'Invalid value: "{group}": must not be a number'
+        if has_size:
+            yield gp, f"Forbidden: may not be set when '{PODSET_SLICE_SIZE}' is specified"
+        if slice_topology is not None:
+            yield gp, f"Forbidden: may not be set when '{PODSET_SLICE_REQUIRED_TOPOLOGY}' is specified"
+        if required is None and preferred is None:
+            yield gp, (f"Forbidden: may not be set when neither '{PODSET_PREFERRED_TOPOLOGY}' nor "
+                       f"'{PODSET_REQUIRED_TOPOLOGY}' is specified")
+    if has_unconstrained and a[PODSET_UNCONSTRAINED_TOPOLOGY] not in _GO_BOOLS:
+        v = a[PODSET_UNCONSTRAINED_TOPOLOGY]
+        yield f"{path}[{PODSET_UNCONSTRAINED_TOPOLOGY}]", f'Invalid value: "{v}": must be a boolean value'
+    size = a.get(PODSET_SLICE_SIZE)
+    if size is not None:
+        sp = f"{path}[{PODSET_SLICE_SIZE}]"
+        n = _go_int32(size)
+        if n is None:
+            yield sp, f'Invalid value: "{size}": must be a numeric value'
+        elif n < 1:
+            yield sp, f'Invalid value: "{size}": must be greater than or equal to 1'
+        elif count is not None and n > count:
+            yield sp, f'Invalid value: "{size}": must not be greater than pod set count {count}'
+    if slice_topology is not None and not has_size:
+        yield f"{path}[{PODSET_SLICE_SIZE}]", f"Required value: must be set when '{PODSET_SLICE_REQUIRED_TOPOLOGY}' is specified"
+    if slice_topology is None and has_size:
+        yield f"{path}[{PODSET_SLICE_SIZE}]", f"Forbidden: may not be set when '{PODSET_SLICE_REQUIRED_TOPOLOGY}' is not specified"
+    if PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS in a:
+        # TASMultiLayerTopology (beta in 0.19): accepted by Kueue, not modelled by gpusim
+        yield f"{path}[{PODSET_SLICE_REQUIRED_TOPOLOGY_CONSTRAINTS}]", (
+            "Unsupported value: multi-layer slice constraints (TASMultiLayerTopology) are not modelled by gpusim; "
+            f"use '{PODSET_SLICE_REQUIRED_TOPOLOGY}' with '{PODSET_SLICE_SIZE}'")
+
+
+# strconv.ParseBool accepts these
+_GO_BOOLS = ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")
+
+
+def _go_int32(v: str) -> Optional[int]:
+    """strconv.ParseInt(v, 10, 32)."""
+    import re
+    if not re.fullmatch(r"[+-]?[0-9]+", v):
+        return None
+    n = int(v)
+    return n if -2**31 <= n < 2**31 else None
+
+
+def topology_request_from_annotations(annotations: dict[str, str]) -> Optional[PodSetTopologyRequest]:
+    """jobframework podset.go NewPodSetTopologyRequest(...).Build(): the request the annotations describe
+    (None when the pod template asks nothing of TAS)."""
+    a = annotations
+    if not is_explicit_tas(a) and PODSET_GROUP_NAME not in a:
+        return None
+    req = PodSetTopologyRequest(required=a.get(PODSET_REQUIRED_TOPOLOGY), preferred=a.get(PODSET_PREFERRED_TOPOLOGY),
+                                pod_set_group_name=a.get(PODSET_GROUP_NAME),
+                                pod_set_slice_required_topology=a.get(PODSET_SLICE_REQUIRED_TOPOLOGY))
+    if PODSET_UNCONSTRAINED_TOPOLOGY in a:
+        req.unconstrained = a[PODSET_UNCONSTRAINED_TOPOLOGY] in _GO_BOOLS[:6]
+    if PODSET_SLICE_SIZE in a:
+        req.pod_set_slice_size = _go_int32(a[PODSET_SLICE_SIZE])
+    return req
+
+
+def validate_pod_set_topology_request(tr: PodSetTopologyRequest, path: str, count: int) -> Errors:
+    """The same rules on a Workload's ``podSets[].topologyRequest`` written directly (the fields the
+    annotations would fill)."""
+    ann: dict[str, str] = {}
+    for key, v in ((PODSET_REQUIRED_TOPOLOGY, tr.required), (PODSET_PREFERRED_TOPOLOGY, tr.preferred),
+                   (PODSET_SLICE_REQUIRED_TOPOLOGY, tr.pod_set_slice_required_topology),
+                   (PODSET_GROUP_NAME, tr.pod_set_group_name)):
+        if v is not None:
+            ann[key] = v
+    if tr.unconstrained is not None:
+        ann[PODSET_UNCONSTRAINED_TOPOLOGY] = "true" if tr.unconstrained else "false"
+    if tr.pod_set_slice_size is not None:
+        ann[PODSET_SLICE_SIZE] = str(tr.pod_set_slice_size)
+    names = {PODSET_REQUIRED_TOPOLOGY: "required", PODSET_PREFERRED_TOPOLOGY: "preferred",
+             PODSET_UNCONSTRAINED_TOPOLOGY: "unconstrained", PODSET_SLICE_REQUIRED_TOPOLOGY:
+             "podSetSliceRequiredTopology", PODSET_SLICE_SIZE: "podSetSliceSize", PODSET_GROUP_NAME: "podSetGroupName"}
+    for p, msg in validate_tas_pod_set_request(ann, "@", count):
+        for key, fld in names.items():
+            p = p.replace(f"@[{key}]", f"{path}.{fld}")
+            msg = msg.replace(f"'{key}'", f"'{fld}'").replace(f'"{key}"', f'"{fld}"')
+        yield p.replace("@", path), msg

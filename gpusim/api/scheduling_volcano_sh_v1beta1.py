@@ -7,17 +7,19 @@ pkg/apis/scheduling/v1beta1/types.go), with the defaults of Volcano's admission 
   Open | Closed | Closing | Unknown (the queue controller opens a new queue), counters per PodGroup phase.
 - PodGroup (namespaced; stored as ``PodGroup.scheduling.volcano.sh`` because scheduler-plugins' PodGroup
   exists too): ``minMember``, ``minTaskMember``, ``queue`` (default ``default``), ``priorityClassName``,
-  ``minResources``; ``status.phase`` Pending | Inqueue | Running | Unknown | Completed and conditions.
+  ``minResources``, ``networkTopology`` (``mode`` hard | soft, ``highestTierAllowed`` or ``highestTierName``:
+  the HyperNode tier a job may span); ``status.phase`` Pending | Inqueue | Running | Unknown | Completed and
+  conditions.
 - Pods join a group with the annotation ``scheduling.k8s.io/group-name``.
 """
 from __future__ import annotations
 
-from .schema import INT32
-
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from .meta import ObjectMeta
+from .schema import INT32
 from .quantity import QuantityError, parse_quantity
 
 GROUP = "scheduling.volcano.sh"
@@ -79,13 +81,50 @@ class Queue:
 
 
 @dataclass
+class NetworkTopologySpec:
+    """types.go NetworkTopologySpec: ``mode`` hard | soft (CRD default hard), ``highestTierAllowed`` or
+    ``highestTierName`` (not both)."""
+    mode: str = "hard"
+    highest_tier_allowed: Optional[int] = None
+    highest_tier_name: str = ""
+
+    def is_hard(self) -> bool:
+        """JobInfo.ContainsHardTopology / IsHardTopologyMode: hard mode with a tier boundary."""
+        return self.mode == "hard" and (self.highest_tier_allowed is not None or bool(self.highest_tier_name))
+
+
+NETWORK_TOPOLOGY_MODES = ("hard", "soft")
+TIER_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+def validate_network_topology(nt: Optional[NetworkTopologySpec], path: str) -> Iterator[tuple[str, str]]:
+    """The CRD's checks (``mode`` enum, ``highestTierAllowed`` ≥ 0, ``highestTierName`` ≤ 253 characters and a
+    DNS-1123 subdomain) and the plugin's validateTopologyConstraint (not both boundaries)."""
+    if nt is None:
+        return
+    if nt.mode not in NETWORK_TOPOLOGY_MODES:
+        yield f"{path}.mode", f'Unsupported value: "{nt.mode}": supported values: "hard", "soft"'
+    if nt.highest_tier_allowed is not None and nt.highest_tier_allowed < 0:
+        yield f"{path}.highestTierAllowed", (f"Invalid value: {nt.highest_tier_allowed}: {path}.highestTierAllowed "
+                                             "in body should be greater than or equal to 0")
+    name = nt.highest_tier_name
+    if len(name) > 253:
+        yield f"{path}.highestTierName", "Too long: may not be longer than 253"
+    elif name and not re.match(TIER_NAME_PATTERN, name):
+        yield f"{path}.highestTierName", (f'Invalid value: "{name}": {path}.highestTierName in body should match '
+                                          f"'{TIER_NAME_PATTERN}'")
+    if nt.highest_tier_allowed is not None and nt.highest_tier_name:
+        yield path, "Invalid value: highestTierAllowed and highestTierName cannot be set simultaneously"
+
+
+@dataclass
 class PodGroupSpec:
     min_member: int = field(default=0, metadata=INT32)
     min_task_member: dict[str, int] = field(default_factory=dict)
     queue: str = ""
     priority_class_name: str = ""
     min_resources: Optional[dict[str, Any]] = None
-    network_topology: Any = None
+    network_topology: Optional[NetworkTopologySpec] = None
     sub_group_policy: Any = None
 
 
@@ -176,6 +215,7 @@ def validate_pod_group(pg: PodGroup) -> Iterator[tuple[str, str]]:
         if n < 0:
             yield f"spec.minTaskMember[{task}]", f"Invalid value: {n}: must be greater than or equal to 0"
     yield from _resources(s.min_resources, "spec.minResources")
+    yield from validate_network_topology(s.network_topology, "spec.networkTopology")
     if pg.status.phase and pg.status.phase not in POD_GROUP_PHASES:
         yield "status.phase", ('Unsupported value: "' + pg.status.phase + '": supported values: '
                                + ", ".join(f'"{p}"' for p in POD_GROUP_PHASES))

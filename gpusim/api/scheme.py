@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from . import kueue_x_k8s_io
 from . import batch_volcano_sh_v1alpha1 as vcbatch, scheduling_volcano_sh_v1beta1 as vcsched
+from . import topology_volcano_sh_v1alpha1 as vctopology
 from .batch_v1 import Job
 from .core_v1 import ConfigMap, Namespace, Node, Pod
 from .errors import FieldError, InputError, Source
@@ -38,6 +39,7 @@ KINDS: dict[tuple[str, str], type] = {
     ("scheduling.volcano.sh/v1beta1", "Queue"): vcsched.Queue,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): vcsched.PodGroup,
     ("batch.volcano.sh/v1alpha1", "Job"): vcbatch.Job,
+    ("topology.volcano.sh/v1alpha1", "HyperNode"): vctopology.HyperNode,
     **kueue_x_k8s_io.KINDS,
     **nrt.KINDS,
 }

@@ -102,6 +102,46 @@ def invalid(value: object, detail: str) -> str:
     return f'Invalid value: "{cut(str(value))}": {detail}'
 
 
+QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                      "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                      "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """k8s.io/apimachinery/pkg/util/validation IsQualifiedName: ``[prefix/]name``, name ≤ 63 characters of the
+    qualified-name alphabet, prefix a DNS-1123 subdomain (≤ 253)."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+        errs: list[str] = []
+    elif len(parts) == 2:
+        prefix, name = parts
+        errs = []
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        elif len(prefix) > 253:
+            errs.append("prefix part must be no more than 253 bytes")
+        elif not DNS1123_SUBDOMAIN.match(prefix):
+            errs.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
+    else:
+        return ["a qualified name " + QUALIFIED_NAME_MSG + " with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    elif not QUALIFIED_NAME_PART.match(name):
+        errs.append("name part " + QUALIFIED_NAME_MSG)
+    return errs
+
+
+def validate_label_name(value: str, path: str) -> Errors:
+    """metav1validation.ValidateLabelName: one Invalid per IsQualifiedName message."""
+    for msg in qualified_name_errors(value):
+        yield path, invalid(value, msg)
+
+
 def unsupported(value: object, supported: tuple[str, ...]) -> str:
     return f'Unsupported value: "{value}": supported values: ' + ", ".join(f'"{s}"' for s in supported)
 

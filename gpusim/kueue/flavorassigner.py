@@ -5,6 +5,12 @@ taints the pods do not tolerate, or whose nodeLabels contradict the pods' nodeSe
 others, each resource gets a mode: Fit (fits unused quota), Preempt (fits only if workloads are preempted),
 NoFit. ``flavorFungibility`` decides whether to stop at the first flavor that fits by borrowing
 (``whenCanBorrow: MayStopSearch``) or by preempting (``whenCanPreempt: MayStopSearch``) or to try the next.
+
+Topology-Aware Scheduling (tas_flavorassigner.go): a PodSet that asks for TAS (an annotation, or every flavor
+of its ClusterQueue is a TAS flavor) only takes TAS flavors that hold the level it asks for, and other PodSets
+skip TAS flavors. Once every PodSet has flavors: if the quota fits, the placement is computed on the flavor's
+topology; a PodSet that does not fit turns the assignment to Preempt, with the TAS message as its reason. A
+Preempt assignment is tried on a topology emptied of TAS workloads; if even that fails it is NoFit.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from typing import Any, Callable, Optional
 from . import resources
 from .cache import Node
 from .resources import FlavorResource
+from .tas_flavor_snapshot import Placement, TASPodSetRequest
 
 NO_FIT, PREEMPT, FIT = 0, 1, 2
 MODE_NAMES = {NO_FIT: "NoFit", PREEMPT: "Preempt", FIT: "Fit"}
@@ -29,6 +36,10 @@ class PodSetAssignment:
     reasons: list[str] = field(default_factory=list)
     max_quota_only: bool = False                                    # every reason is ExceedsMaxQuota
     affinity_only: bool = False                                     # every reason is a taint/affinity mismatch
+    topology: Optional[Placement] = None                            # TAS placement on ``tas_flavor``
+    tas_flavor: str = ""
+    tas_request: Optional[TASPodSetRequest] = None
+    topology_failed: bool = False                                   # only the TAS placement failed
 
 
 @dataclass
@@ -132,12 +143,41 @@ def fits_resource_quota(cq: Node, fr: FlavorResource, val: int, previous: int,
     return (PREEMPT if oracle(fr, val) else NO_FIT), borrow, msg, False
 
 
-def assign(requests: list[tuple[str, dict[str, int], Any]], cq: Node, spec: ClusterQueueSpecView,
-           flavors: dict[str, Any], oracle: PreemptionOracle) -> Assignment:
-    """``requests``: per podSet (name, total requests, pod spec). Returns the assignment with its mode."""
+def tas_requested(podset: Any, tas_only: bool) -> tuple[bool, bool]:
+    """(isTASRequested, isTASImplied) of a PodSet: an explicit topology request, or a TAS-only ClusterQueue."""
+    explicit = podset is not None and podset.topology_request is not None
+    implied = not explicit and tas_only
+    return explicit or implied, implied
+
+
+def tas_flavor_mismatch(flavor: Any, podset: Any, tas: Any, tas_only: bool) -> Optional[str]:
+    """checkPodSetAndFlavorMatchForTAS."""
+    name = flavor.metadata.name
+    requested, implied = tas_requested(podset, tas_only)
+    if requested:
+        if implied:
+            return None
+        if not flavor.spec.topology_name:
+            return f'Flavor "{name}" does not support TopologyAwareScheduling'
+        if tas is None or not tas.is_tas(name):
+            return f'Flavor "{name}" information missing in TAS cache'
+        if not tas.snapshot(name).has_level(podset.topology_request):
+            return f'Flavor "{name}" does not contain the requested level'
+        return None
+    if flavor.spec.topology_name:
+        return f'Flavor "{name}" supports only TopologyAwareScheduling'
+    return None
+
+
+def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors: dict[str, Any],
+           oracle: PreemptionOracle, tas: Any = None, tas_only: bool = False) -> Assignment:
+    """``requests``: per podSet (name, total requests, pod spec[, the PodSet]); ``tas``: the TAS cache when a
+    flavor of the ClusterQueue has a ``topologyName``. Returns the assignment with its mode."""
     out: list[PodSetAssignment] = []
     assigned: dict[FlavorResource, int] = {}
-    for ps_name, req, pod_spec in requests:
+    for entry in requests:
+        ps_name, req, pod_spec = entry[:3]
+        podset = entry[3] if len(entry) > 3 else None
         psa = PodSetAssignment(ps_name)
         out.append(psa)
         kinds: list[str] = []
@@ -156,7 +196,9 @@ def assign(requests: list[tuple[str, dict[str, int], Any]], cq: Node, spec: Clus
             best: Optional[tuple[int, int, bool, str, dict]] = None
             reasons: list[str] = []
             for fname in flavor_names:
-                mismatch = flavor_mismatch(flavors[fname], pod_spec)
+                mismatch = (tas_flavor_mismatch(flavors[fname], podset, tas, tas_only)
+                            if tas is not None or flavors[fname].spec.topology_name else None)
+                mismatch = mismatch or flavor_mismatch(flavors[fname], pod_spec)
                 if mismatch:
                     reasons.append(mismatch)
                     kinds.append("affinity")
@@ -193,4 +235,61 @@ def assign(requests: list[tuple[str, dict[str, int], Any]], cq: Node, spec: Clus
                 psa.reasons += reasons
         psa.max_quota_only = bool(kinds) and all(k == "max" for k in kinds)
         psa.affinity_only = bool(kinds) and all(k == "affinity" for k in kinds)
-    return Assignment(out)
+    a = Assignment(out)
+    if tas is not None and a.mode != NO_FIT:
+        _assign_topology(a, requests, tas, tas_only)
+    return a
+
+
+def _single_pod_requests(req: dict[str, int], count: int) -> dict[str, int]:
+    return {k: v // count for k, v in req.items() if k != resources.PODS} if count else {}
+
+
+def _assign_topology(a: Assignment, requests: list[tuple], tas: Any, tas_only: bool) -> None:
+    """flavorassigner.go assignFlavors, TAS part: WorkloadsTopologyRequests, then
+    FindTopologyAssignmentsForWorkload (current usage when the quota fits; emptied of TAS workloads when it
+    needs preemption)."""
+    by_flavor: dict[str, list[PodSetAssignment]] = {}
+    for psa, entry in zip(a.pod_sets, requests):
+        podset = entry[3] if len(entry) > 3 else None
+        requested, implied = tas_requested(podset, tas_only)
+        if not requested or podset is None:
+            continue
+        used = sorted(set(psa.flavors.values()))
+        if len(used) != 1:
+            psa.mode = NO_FIT
+            psa.reasons.append("more than one flavor assigned: " + ", ".join(used) if used else "no flavor assigned")
+            return
+        psa.tas_flavor = used[0]
+        psa.tas_request = TASPodSetRequest(psa.name, podset.template.spec,
+                                           _single_pod_requests(entry[1], podset.count), podset.count,
+                                           podset.topology_request, implied)
+        by_flavor.setdefault(psa.tas_flavor, []).append(psa)
+    if not by_flavor:
+        return
+    if a.mode == FIT:
+        failed = _find(by_flavor, tas, simulate_empty=False)
+        if failed is None:
+            return
+        psa, reason = failed
+        psa.reasons.append(reason)
+        psa.topology_failed = True
+        psa.mode = PREEMPT
+    if a.mode == PREEMPT:
+        failed = _find(by_flavor, tas, simulate_empty=True, record=False)
+        if failed is not None:
+            failed[0].mode = NO_FIT
+
+
+def _find(by_flavor: dict[str, list[PodSetAssignment]], tas: Any, simulate_empty: bool,
+          record: bool = True) -> Optional[tuple[PodSetAssignment, str]]:
+    """The first PodSet that does not fit with its reason, or None (placements recorded when ``record``)."""
+    for flavor, psas in sorted(by_flavor.items()):
+        result = tas.snapshot(flavor).find_topology_assignments([p.tas_request for p in psas], simulate_empty)
+        for p in psas:
+            placement, reason = result.get(p.name, (None, ""))
+            if reason:
+                return p, reason
+            if record:
+                p.topology = placement
+    return None

@@ -7,6 +7,11 @@ defaults.go} and pkg/controller/jobs/job/{job_controller.go,job_webhook.go}).
   on admission injects the flavors' nodeLabels into the template's nodeSelector and their tolerations, then
   unsuspends; on eviction suspends again and restores the template; reports PodsReady (ready + succeeded ≥
   count) and Finished.
+- TAS (pkg/podset FromAssignment, jobframework expectedRunningPodSets): the PodSet's ``topologyRequest`` comes
+  from the template's annotations; a PodSet admitted with a topology assignment gets the label
+  ``kueue.x-k8s.io/podset``, the annotation ``kueue.x-k8s.io/workload`` (plus
+  ``kueue.x-k8s.io/podset-unconstrained-topology: "true"`` when TAS was implied by a TAS-only ClusterQueue) and
+  the scheduling gate ``kueue.x-k8s.io/topology``, which the topology ungater lifts pod by pod.
 """
 from __future__ import annotations
 
@@ -15,8 +20,10 @@ import hashlib
 from typing import Any, Callable, Optional, Protocol
 
 from ..api.batch_v1 import Job
-from ..api.kueue_x_k8s_io import (PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, V1BETA2, PodSet, PriorityClassRef,
-                                  Workload, WorkloadSpecV1beta2)
+from ..api.core_v1 import PodSchedulingGate
+from ..api.kueue_x_k8s_io import (PODSET_LABEL, PODSET_UNCONSTRAINED_TOPOLOGY, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL,
+                                  TOPOLOGY_SCHEDULING_GATE, V1BETA2, WORKLOAD_ANNOTATION, PodSet, PriorityClassRef,
+                                  Workload, WorkloadSpecV1beta2, topology_request_from_annotations)
 from ..api.meta import ObjectMeta, OwnerReference
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
@@ -50,7 +57,11 @@ def _template_copy(tmpl: Any) -> Any:
     out.metadata.labels, out.metadata.annotations = dict(tmpl.metadata.labels), dict(tmpl.metadata.annotations)
     out.spec = copy.copy(tmpl.spec)
     out.spec.node_selector, out.spec.tolerations = dict(tmpl.spec.node_selector), list(tmpl.spec.tolerations)
+    out.spec.scheduling_gates = list(tmpl.spec.scheduling_gates)
     return out
+
+
+JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"    # batchv1.JobCompletionIndexAnnotation
 
 
 def pod_count(job: Job) -> int:
@@ -95,8 +106,11 @@ class JobReconciler:
     def _create_workload(self, job: Job) -> None:
         ctx = self.ctx
         name = workload_name(job.metadata.name, job.metadata.uid)
+        tr = topology_request_from_annotations(job.spec.template.metadata.annotations)
+        if tr is not None:
+            tr.pod_index_label = JOB_COMPLETION_INDEX        # job_controller.go PodSets: PodIndexLabel
         spec = WorkloadSpecV1beta2(
-            pod_sets=[PodSet("main", pod_count(job), _template_copy(job.spec.template))],
+            pod_sets=[PodSet("main", pod_count(job), _template_copy(job.spec.template), topology_request=tr)],
             queue_name=job.metadata.labels[QUEUE_NAME_LABEL])
         wpc = job.metadata.labels.get(PRIORITY_CLASS_LABEL)
         if wpc:
@@ -121,12 +135,22 @@ class JobReconciler:
     def start(self, job: Job, wl: Workload, flavors: dict[str, Any]) -> None:
         """reconciler.go startJob: inject the admission (PodSetInfo) and unsuspend."""
         tmpl = job.spec.template.spec
-        self._original[job.metadata.uid] = (dict(tmpl.node_selector), list(tmpl.tolerations))
+        meta = job.spec.template.metadata
+        self._original[job.metadata.uid] = (dict(tmpl.node_selector), list(tmpl.tolerations),
+                                            list(tmpl.scheduling_gates), dict(meta.labels), dict(meta.annotations))
         psa = wl.status.admission.pod_set_assignments[0]
         for fname in dict.fromkeys(psa.flavors.values()):
             rf = flavors[fname]
             tmpl.node_selector = {**tmpl.node_selector, **rf.spec.node_labels}
             tmpl.tolerations = list(tmpl.tolerations) + [copy.copy(t) for t in rf.spec.tolerations]
+        if psa.topology_assignment is not None:
+            meta.labels = {**meta.labels, PODSET_LABEL: psa.name}
+            extra = {WORKLOAD_ANNOTATION: wl.metadata.name}
+            if wl.spec.pod_sets[0].topology_request is None:
+                extra[PODSET_UNCONSTRAINED_TOPOLOGY] = "true"      # TAS implied by a TAS-only ClusterQueue
+            meta.annotations = {**meta.annotations, **extra}
+            if not any(g.name == TOPOLOGY_SCHEDULING_GATE for g in tmpl.scheduling_gates):
+                tmpl.scheduling_gates = list(tmpl.scheduling_gates) + [PodSchedulingGate(TOPOLOGY_SCHEDULING_GATE)]
         job.spec.suspend = False
         self.ctx.api.update(job)
         self.ctx.event(job, NORMAL, "Started", f"Admitted by clusterQueue {wl.status.admission.cluster_queue}", SOURCE)
@@ -136,7 +160,8 @@ class JobReconciler:
         tmpl = job.spec.template.spec
         orig = self._original.pop(job.metadata.uid, None)
         if orig is not None:
-            tmpl.node_selector, tmpl.tolerations = orig
+            meta = job.spec.template.metadata
+            tmpl.node_selector, tmpl.tolerations, tmpl.scheduling_gates, meta.labels, meta.annotations = orig
         if not job.spec.suspend:
             job.spec.suspend = True
             self.ctx.api.update(job)

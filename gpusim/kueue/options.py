@@ -9,6 +9,7 @@ from ..api.errors import FieldError
 from ..api.kueue_x_k8s_io import (CONFIG_KEY, CONFIG_MAP, CONFIG_NAMESPACE, KUEUE_KINDS, PRIORITY_CLASS_LABEL,
                                   QUEUE_NAME_LABEL, V1BETA2, KueueConfig, Workload, decode_pod_templates,
                                   parse_configuration, validate_cluster_queue, validate_cohort, validate_local_queue,
+                                  validate_pod_set_topology_request, validate_tas_pod_set_request, validate_topology,
                                   validate_workload)
 from ..api.scheme import ObjectErrors
 from ..api.validation import validate_taint
@@ -30,14 +31,23 @@ def configuration(sc: Any, errors: ObjectErrors) -> Optional[KueueConfig]:
     Cohort, Cohort → parent Cohort without cycles, Workload → LocalQueue/WorkloadPriorityClass), and the
     manager's Configuration. Returns the config, or None when the scenario has no Kueue object."""
     objs = {k: sc.objects.get(k, []) for k in ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
-                                               Workload.RESOURCE, "WorkloadPriorityClass")}
+                                               Workload.RESOURCE, "WorkloadPriorityClass", "Topology")}
     jobs_with_queue = [j for j in sc.jobs if QUEUE_NAME_LABEL in j.metadata.labels]
     if not any(objs.values()) and not jobs_with_queue:
         return None
     flavors = {f.metadata.name for f in objs["ResourceFlavor"]}
+    topologies = set()
+    for t in objs["Topology"]:
+        errors.raise_all(t, validate_topology(t))
+        topologies.add(t.metadata.name)
     for f in objs["ResourceFlavor"]:
         for i, t in enumerate(f.spec.node_taints):
             errors.raise_all(f, validate_taint(t, f"spec.nodeTaints[{i}]"))
+        tn = f.spec.topology_name
+        if tn is not None and tn not in topologies:
+            # Kueue keeps the flavor out of its TAS cache and the ClusterQueues using it inactive
+            # (TopologyNotFound); gpusim rejects the input so the mistake is seen at once.
+            raise errors.err(f, "spec.topologyName", f'Not found: "{tn}": no Topology "{tn}" in the scenario')
     cohorts = {c.metadata.name: c for c in objs["Cohort"]}
     for c in objs["Cohort"]:
         errors.raise_all(c, validate_cohort(c))
@@ -77,6 +87,10 @@ def configuration(sc: Any, errors: ObjectErrors) -> Optional[KueueConfig]:
         except FieldError as e:
             raise errors.err(wl, e.path, e.message) from None
         errors.raise_all(wl, validate_workload(wl))
+        for i, ps in enumerate(wl.spec.pod_sets):
+            if ps.topology_request is not None:
+                errors.raise_all(wl, validate_pod_set_topology_request(
+                    ps.topology_request, f"spec.podSets[{i}].topologyRequest", ps.count))
         if wl.spec.queue_name and (wl.metadata.namespace, wl.spec.queue_name) not in lqs:
             raise errors.err(wl, "spec.queueName", f'Not found: "{wl.spec.queue_name}": no LocalQueue '
                       f'"{wl.spec.queue_name}" in namespace "{wl.metadata.namespace}"')
@@ -84,6 +98,10 @@ def configuration(sc: Any, errors: ObjectErrors) -> Optional[KueueConfig]:
             raise errors.err(wl, "spec.priorityClassRef.name" if wl.api_version == V1BETA2 else "spec.priorityClassName",
                       f'Not found: "{wl.priority_class_name}": no WorkloadPriorityClass in the scenario')
     for job in jobs_with_queue:
+        # job_webhook.go validateTopologyRequest (the TopologyAwareScheduling gate is on by default)
+        from .jobframework import pod_count
+        errors.raise_all(job, validate_tas_pod_set_request(job.spec.template.metadata.annotations,
+                                                           "spec.template.metadata.annotations", pod_count(job)))
         q = job.metadata.labels[QUEUE_NAME_LABEL]
         if (job.metadata.namespace, q) not in lqs:
             raise errors.err(job, f"metadata.labels[{QUEUE_NAME_LABEL}]", f'Not found: "{q}": no LocalQueue "{q}" in '

@@ -24,6 +24,9 @@ from .workload import (IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLA
                        IN_COHORT_RECLAMATION, Info)
 
 
+TASFits = Callable[[list[Info]], bool]
+
+
 @dataclass
 class Target:
     info: Info
@@ -115,16 +118,19 @@ class Preemptor:
             node.add_usage(fr, v)
 
     def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: Iterable[Info], allow_borrowing: bool,
-                 frs: set[FlavorResource], minimize: bool = True) -> list[Info]:
+                 frs: set[FlavorResource], minimize: bool = True, tas_fits: Optional[TASFits] = None) -> list[Info]:
         cq = self.nodes[wl.cq]
         targets: list[Info] = []
         fits = False
+
+        def fits_now() -> bool:
+            return self._fits(cq, req, allow_borrowing) and (tas_fits is None or tas_fits(targets))
         for c in candidates:
             if c.cq != wl.cq and not any(self.nodes[c.cq].is_borrowing(fr) for fr in frs):
                 continue
             self._remove(c)
             targets.append(c)
-            if self._fits(cq, req, allow_borrowing):
+            if fits_now():
                 fits = True
                 break
         if not fits:
@@ -132,23 +138,25 @@ class Preemptor:
                 self._restore(c)
             return []
         for i in range(len(targets) - 2, -1, -1) if minimize else ():
-            self._restore(targets[i])
-            if self._fits(cq, req, allow_borrowing):
-                targets.pop(i)
-            else:
-                self._remove(targets[i])
+            back = targets.pop(i)
+            self._restore(back)
+            if not fits_now():
+                self._remove(back)
+                targets.insert(i, back)
         for c in targets:
             self._restore(c)
         return targets
 
     def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
-                    minimize: bool = True) -> list[Target]:
+                    minimize: bool = True, tas_fits: Optional[TASFits] = None) -> list[Target]:
         """preemption.go GetTargets for the flavor-resources that need preemption (``minimize=False``: only
-        whether any set of targets exists, as the flavor assigner's preemption oracle asks)."""
+        whether any set of targets exists, as the flavor assigner's preemption oracle asks). ``tas_fits``: for a
+        workload that needs TAS, whether its topology placement fits once the given targets are gone (the
+        fit check then asks for both, as upstream's preemption does for TAS workloads)."""
         candidates = list(self.candidates(wl, frs)) if self.fair_sharing else self.candidates(wl, frs)
         cq = self.nodes[wl.cq]
         if self.fair_sharing and cq.parent is not None:
-            return self._fair(wl, req, frs, candidates) if candidates else []
+            return self._fair(wl, req, frs, candidates, tas_fits) if candidates else []
         pol = self.policies[wl.cq]
         under_nominal = all(cq.usage.get(fr, 0) < cq.subtree.get(fr, 0) for fr in frs)
         borrows = any(cq.borrowing_with(fr, v) for fr, v in req.items())
@@ -158,13 +166,13 @@ class Preemptor:
                 limit = pol.max_priority_threshold
                 cands = (c for c in candidates if c.cq == wl.cq or (
                     c.priority < wl.priority and (limit is None or c.priority <= limit)))
-            return self._label(wl, self._minimal(wl, req, cands, True, frs, minimize), borrows)
+            return self._label(wl, self._minimal(wl, req, cands, True, frs, minimize, tas_fits), borrows)
         if under_nominal:
-            targets = self._minimal(wl, req, candidates, False, frs, minimize)
+            targets = self._minimal(wl, req, candidates, False, frs, minimize, tas_fits)
             if targets:
                 return self._label(wl, targets, False)
         same = self.candidates(wl, frs, cohort=False)
-        return self._label(wl, self._minimal(wl, req, same, True, frs, minimize), borrows)
+        return self._label(wl, self._minimal(wl, req, same, True, frs, minimize, tas_fits), borrows)
 
     def _label(self, wl: Info, targets: list[Info], borrowing: bool) -> list[Target]:
         out = []
@@ -178,8 +186,11 @@ class Preemptor:
 
     # --- fair sharing (preemption.go fairPreemptions) ------------------------------------------------------
     def _fair(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
-              candidates: list[Info]) -> list[Target]:
+              candidates: list[Info], tas_fits: Optional[TASFits] = None) -> list[Target]:
         cq = self.nodes[wl.cq]
+
+        def fits_now() -> bool:
+            return self._fits(cq, req, True) and (tas_fits is None or tas_fits([t.info for t in removed]))
         by_cq: dict[str, list[Info]] = {}
         for c in candidates:
             by_cq.setdefault(c.cq, []).append(c)
@@ -215,7 +226,7 @@ class Preemptor:
                 self._remove(c)
                 removed.append(Target(c, reason))
                 progressed = True
-                if self._fits(cq, req, True):
+                if fits_now():
                     fits = True
                 break
             if not progressed:
@@ -225,11 +236,11 @@ class Preemptor:
                 self._restore(t.info)
             return []
         for i in range(len(removed) - 2, -1, -1):
-            self._restore(removed[i].info)
-            if self._fits(cq, req, True):
-                removed.pop(i)
-            else:
-                self._remove(removed[i].info)
+            back = removed.pop(i)
+            self._restore(back.info)
+            if not fits_now():
+                self._remove(back.info)
+                removed.insert(i, back)
         for t in removed:
             self._restore(t.info)
         return removed

@@ -16,6 +16,13 @@ signature and cohort-tree usage version, and when a BestEffortFIFO head does not
 behind it are set aside with it (upstream pops and fails each in turn; usage only grows until a release
 re-queues them all). Approximation: they are not re-evaluated when a later admission creates a new preemption
 candidate for them.
+
+Topology-Aware Scheduling (pkg/scheduler/scheduler.go with TAS, pkg/cache/scheduler/tas_*): when a ClusterQueue
+uses a flavor with ``topologyName``, nomination also computes the PodSets' placement (flavorassigner.py,
+tas_flavor_snapshot.py); admission writes it as ``status.admission.podSetAssignments[].topologyAssignment`` and
+adds it to the TAS usage; preemption for such a workload looks for targets after whose removal both the quota
+and the placement fit. A Node change that matters to TAS (readiness, labels, allocatable, taints) requeues the
+inadmissible workloads of ClusterQueues that use TAS flavors (pkg/controller/tas/node_controller.go).
 """
 from __future__ import annotations
 
@@ -32,11 +39,13 @@ from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
 from .preemption import Policy, Preemptor
 from .queue import ClusterQueueQueue
+from .tas_cache import TASCache, node_signature
+from .tas_flavor_snapshot import to_v1beta2
 from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_READY_TIMEOUT, EVICTED_BY_PREEMPTION,
                        EXCEEDS_MAX_QUOTA, FINISHED, HUMAN_READABLE_PREEMPTION, NO_MATCHING_FLAVOR, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
-                       WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests, remove_condition,
-                       set_condition)
+                       TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
+                       remove_condition, set_condition)
 
 SOURCE = "kueue-admission"               # scheduler's event recorder
 WORKLOAD_SOURCE = "kueue-workload-controller"   # UNVERIFIED recorder name
@@ -80,13 +89,29 @@ class Kueue:
         self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
         self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
         self.cycles = 0
-        for obj in [*self.flavors.values(), *objects.get("Cohort", []), *self.cluster_queues.values(),
-                    *self.local_queues.values(), *objects.get("WorkloadPriorityClass", [])]:
+        topologies = {t.metadata.name: t for t in objects.get("Topology", [])}
+        self.tas: Optional[TASCache] = None
+        self.tas_cqs: dict[str, bool] = {}          # ClusterQueue using a TAS flavor → whether it is TAS-only
+        if any(f.spec.topology_name for f in self.flavors.values()):
+            self.tas = TASCache(ctx, self.flavors, topologies)
+            for n, q in self.cluster_queues.items():
+                names = [fq.name for g in q.spec.resource_groups for fq in g.flavors]
+                if any(self.tas.is_tas(f) for f in names):
+                    self.tas_cqs[n] = all(self.tas.is_tas(f) for f in names)   # clusterqueue.go isTASOnly
+        for obj in [*topologies.values(), *self.flavors.values(), *objects.get("Cohort", []),
+                    *self.cluster_queues.values(), *self.local_queues.values(),
+                    *objects.get("WorkloadPriorityClass", [])]:
             ctx.api.create(obj)
         self._update_queue_status(list(self.cluster_queues))
         self._watch = ctx.api.watch(Workload.RESOURCE)
         ctx.env.process(self._workload_loop())
         self.job_reconciler = JobReconciler(self)
+        self.ungater = None
+        if self.tas is not None:
+            from .topology_ungater import TopologyUngater
+            self.ungater = TopologyUngater(ctx)
+            self._node_signatures: dict[str, Optional[tuple]] = {}
+            ctx.env.process(self._node_loop(ctx.api.watch("Node")))
 
     # --- setup -------------------------------------------------------------------------------------------
     def _build_tree(self, cohorts: list[Any]) -> None:
@@ -148,6 +173,25 @@ class Kueue:
                 info = self.workloads.get(key)
                 if info is not None and info.reserved_at is not None and wl.is_true(FINISHED):
                     self._release(info)
+
+    def _node_loop(self, watch):
+        """pkg/controller/tas/node_controller.go: a Node change that affects TAS requeues the inadmissible
+        workloads of the ClusterQueues using TAS flavors."""
+        while True:
+            ev = yield watch.get()
+            name = ev.obj.metadata.name
+            sig = None if ev.type == DELETED else node_signature(ev.obj)
+            if self._node_signatures.get(name, "unseen") == sig:
+                continue
+            first = name not in self._node_signatures
+            self._node_signatures[name] = sig
+            if first and ev.type == ADDED and self.ctx.now == 0:
+                continue
+            moved = False
+            for cq in sorted(self.tas_cqs):
+                moved |= self.queues[cq].queue_inadmissible()
+            if moved:
+                self.kick()
 
     def _priority(self, wl: Workload) -> int:
         if wl.spec.priority is not None:
@@ -249,13 +293,15 @@ class Kueue:
             # cohort tree's usage: while that usage is unchanged, an identical workload that did not fit still
             # does not (gpusim's shortcut; upstream evaluates each head afresh).
             memo_key = (info.cq, info.signature)
-            version = node.root().version
+            uses_tas = info.cq in self.tas_cqs
+            version = (node.root().version, self.tas.version() if uses_tas else None)
             hit = self._memo.get(memo_key)
             if hit is not None and hit[0] == version:
                 entries.append((info, hit[1], hit[2]))
                 continue
-            reqs = [(ps.name, r, ps.template.spec) for ps, r in zip(info.obj.spec.pod_sets, info.requests)]
-            a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info))
+            reqs = [(ps.name, r, ps.template.spec, ps) for ps, r in zip(info.obj.spec.pod_sets, info.requests)]
+            a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info),
+                       self.tas if uses_tas else None, self.tas_cqs.get(info.cq, False))
             msg = a.message()
             if a.mode == NO_FIT:
                 self._memo[memo_key] = (version, a, msg)
@@ -287,9 +333,11 @@ class Kueue:
             usage = a.usage()
             if a.mode == PREEMPT:
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
-                targets = self.preemptor.get_targets(info, usage, frs)
+                targets = self.preemptor.get_targets(info, usage, frs, tas_fits=self._tas_fits(a))
                 if not targets:
-                    self._set_pending(info, WAITING_FOR_QUOTA, msg)
+                    waiting = [p for p in a.pod_sets if p.mode == PREEMPT]
+                    tas_only = bool(waiting) and all(p.topology_failed for p in waiting)
+                    self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
                     q.requeue(info, immediate=False)
                     continue
                 for t in targets:
@@ -306,6 +354,26 @@ class Kueue:
             self._admit(info, a)
         return True
 
+    def _tas_fits(self, a: Any):
+        """For a workload with TAS PodSets: whether every placement fits once ``removed`` are gone
+        (preemption.go's TAS fit check over SimulateWorkloadRemoval)."""
+        tas_sets = [p for p in a.pod_sets if p.tas_request is not None]
+        if not tas_sets or self.tas is None:
+            return None
+        tas = self.tas
+
+        def fits(removed: list) -> bool:
+            with tas.with_removed(removed):
+                by_flavor: dict[str, list] = {}
+                for p in tas_sets:
+                    by_flavor.setdefault(p.tas_flavor, []).append(p.tas_request)
+                for flavor, trs in sorted(by_flavor.items()):
+                    result = tas.snapshot(flavor).find_topology_assignments(trs)
+                    if any(reason for _, reason in result.values()):
+                        return False
+            return True
+        return fits
+
     def _signature(self, info: Info) -> None:
         """What a nomination depends on besides the tree's usage (the queue-order time only where
         LowerOrNewerEqualPriority makes it matter; a workload that cannot fit never becomes unique)."""
@@ -313,7 +381,9 @@ class Kueue:
         for ps, req in zip(info.obj.spec.pod_sets, info.requests):
             spec = ps.template.spec
             parts.append((ps.name, tuple(sorted(req.items())), tuple(sorted(spec.node_selector.items())),
-                          tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations)))
+                          tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations),
+                          tuple(vars(ps.topology_request).items()) if ps.topology_request is not None else None,
+                          repr(spec.affinity) if ps.topology_request is not None else None))
         sig: tuple = (tuple(parts), info.priority, info.obj.metadata.namespace)
         if self.preemptor.policies[info.cq].within_cluster_queue == "LowerOrNewerEqualPriority":
             sig += (info.queued_at, info.seq)
@@ -322,6 +392,8 @@ class Kueue:
     @staticmethod
     def _pending_reason(a: Any) -> str:
         failed = [p for p in a.pod_sets if p.mode == NO_FIT]
+        if failed and all(p.topology_failed for p in failed):
+            return TOPOLOGY_PLACEMENT_FAILED
         if failed and all(p.max_quota_only for p in failed):
             return EXCEEDS_MAX_QUOTA
         if failed and all(p.affinity_only for p in failed):
@@ -357,7 +429,12 @@ class Kueue:
         counts[1] += 1
         wl.status.admission = Admission(info.cq, [
             PodSetAssignment(p.name, dict(p.flavors), {fr[1]: resources.quantity(fr[1], v) for fr, v in p.usage.items()},
-                             ps.count) for p, ps in zip(a.pod_sets, wl.spec.pod_sets)])
+                             ps.count, to_v1beta2(p.topology) if p.topology is not None else None)
+            for p, ps in zip(a.pod_sets, wl.spec.pod_sets)])
+        info.tas_usage = [(p.tas_flavor, p.topology.usage(p.tas_request.single_pod_requests))
+                          for p in a.pod_sets if p.topology is not None]
+        for flavor, per_domain in info.tas_usage:
+            self.tas.add_usage(flavor, per_domain)
         for ctype in (EVICTED, PREEMPTED):     # workload.SetQuotaReservation
             c = wl.condition(ctype)
             if c is not None and c.status == "True":
@@ -387,6 +464,9 @@ class Kueue:
     def _release(self, info: Info) -> None:
         node = self.nodes[info.cq]
         now = self.ctx.now
+        for flavor, per_domain in info.tas_usage:
+            self.tas.add_usage(flavor, per_domain, -1)
+        info.tas_usage = []
         for fr, v in info.usage.items():
             node.add_usage(fr, -v)
             self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))

@@ -29,6 +29,7 @@ HUMAN_READABLE_PREEMPTION = {   # preemption.go HumanReadablePreemptionReasons
 # QuotaReserved=False reasons (UnadmittedWorkloadsObservability, Kueue ≥0.19)
 WAITING_FOR_QUOTA, EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR = "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"
 WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
 PENDING = "Pending"
 
 
@@ -66,6 +67,7 @@ class Info:
     last_reason: str = ""
     job: Any = None                                  # owning batch/v1 Job, if any
     signature: Any = None                            # what flavor assignment depends on, for memoisation
+    tas_usage: list = field(default_factory=list)    # while admitted by TAS: [(flavor, domain → usage)]
 
     key: str = ""
 

@@ -1,6 +1,7 @@
 """Views of a Kueue run (read the records of gpusim.kueue; never drive the simulation): a workload table as
-``kubectl get workloads`` plus admission times and waits, ClusterQueue usage over time, and the conditions
-of one workload as ``kubectl describe workload`` lists them."""
+``kubectl get workloads`` plus admission times and waits, ClusterQueue usage over time, the conditions
+of one workload as ``kubectl describe workload`` lists them, and where Topology-Aware Scheduling placed each
+workload (its ``topologyAssignment`` with every domain located in the Topology's levels)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -133,8 +134,62 @@ def describe_workload(result, name: str, namespace: str = "default") -> str:
         lines.append(f"Admission:    ClusterQueue {wl.status.admission.cluster_queue}; " + "; ".join(
             f"{p.name}: " + ", ".join(f"{r}={f}" for r, f in sorted(p.flavors.items()))
             for p in wl.status.admission.pod_set_assignments))
+        for p in wl.status.admission.pod_set_assignments:
+            ta = p.topology_assignment
+            if ta is not None:
+                lines.append(f"  Topology Assignment ({p.name}):  levels {', '.join(ta.levels)}")
+                lines += [f"    {', '.join(v)}: {c}" for v, c in ta.domains()]
     lines.append("Events:")
     for e in result.events.log:
         if e.object.kind == "Workload" and e.object.name == name and e.object.namespace == namespace:
             lines.append(f"  {e.time:>8g}s  {e.type:<7} {e.reason:<28} {e.message}")
     return "\n".join(lines)
+
+
+def topology_assignments(result) -> list[dict]:
+    """One dict per TAS PodSet of every Workload: namespace, workload, podSet, flavor, topology, levels (of
+    the Topology), admitted (bool), message (the last QuotaReserved message while not admitted) and domains:
+    ``[{"values": [...], "path": "b1/r1/b1-r1-0", "count": n}]``, where ``path`` locates the domain at every
+    level of the Topology (a hostname assignment is placed in its block and rack from the node's labels)."""
+    api = result.api
+    flavors = {f.metadata.name: f for f in api.list("ResourceFlavor")}
+    topologies = {t.metadata.name: t for t in api.list("Topology")}
+    nodes = {n.metadata.labels.get("kubernetes.io/hostname", n.metadata.name): n for n in api.list("Node")}
+    rows = []
+    for wl in sorted(api.list(WL), key=lambda w: (w.metadata.namespace, w.metadata.name)):
+        adm = wl.status.admission
+        psas = {p.name: p for p in adm.pod_set_assignments} if adm is not None else {}
+        qr = wl.condition("QuotaReserved")
+        for ps in wl.spec.pod_sets:
+            psa = psas.get(ps.name)
+            ta = psa.topology_assignment if psa is not None else None
+            flavor = next(iter(dict.fromkeys(psa.flavors.values())), "") if psa is not None else ""
+            topo = flavors[flavor].spec.topology_name if flavor in flavors else None
+            if ta is None and ps.topology_request is None and (topo is None or psa is not None):
+                continue
+            levels = topologies[topo].level_keys if topo in topologies else (ta.levels if ta else [])
+            domains = []
+            for values, count in (ta.domains() if ta is not None else []):
+                full = values
+                if ta.levels != levels and ta.levels == ["kubernetes.io/hostname"] and values[0] in nodes:
+                    labels = nodes[values[0]].metadata.labels
+                    full = [labels.get(k, "") for k in levels]
+                domains.append({"values": list(values), "path": "/".join(full), "count": count})
+            rows.append({"namespace": wl.metadata.namespace, "workload": wl.metadata.name, "podSet": ps.name,
+                         "flavor": flavor, "topology": topo or "", "levels": list(levels),
+                         "admitted": ta is not None, "domains": domains,
+                         "message": qr.message if qr is not None and qr.status == "False" else ""})
+    return rows
+
+
+def topology_summary(result) -> str:
+    """A table of :func:`topology_assignments`: one line per PodSet, its domains as ``path×count``, or the
+    reason it is not placed."""
+    rows = topology_assignments(result)
+    table = [["NAMESPACE", "WORKLOAD", "PODSET", "FLAVOR", "PLACEMENT"]]
+    for r in rows:
+        placement = " ".join(f"{d['path']}×{d['count']}" for d in r["domains"]) if r["admitted"] else \
+            f"(pending) {r['message']}"
+        table.append([r["namespace"], r["workload"], r["podSet"], r["flavor"] or "-", placement])
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    return "\n".join("   ".join([*(c.ljust(w) for c, w in zip(row[:4], widths)), row[4]]).rstrip() for row in table)

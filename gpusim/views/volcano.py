@@ -145,3 +145,127 @@ def plot_queue_shares(result: Any, resource_name: str = GPU, ax: Any = None) -> 
     ax.set_title("Volcano proportion: deserved (band) vs allocated (line) per queue")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax
+
+
+# --- network topology (HyperNodes) ----------------------------------------------------------------------------
+CLUSTER_TOP = "<cluster-top-hypernode>"     # the scheduler's virtual root (framework/session.go)
+GROUP_NAME = "scheduling.k8s.io/group-name"
+
+
+def _topology_records(result: Any) -> list[tuple[float, dict]]:
+    return [(s.time, s.record["networkTopology"]) for s in _volcano(result).scheduler.sessions
+            if "networkTopology" in s.record]
+
+
+def hyper_nodes(result: Any) -> list[dict]:
+    """``kubectl get hypernodes`` with the tree: name, tier, tierName, parent (the virtual cluster top left
+    out), nodeCount and nodes (the real nodes below it), lowest tier first, as the last session saw them."""
+    recs = _topology_records(result)
+    if not recs:
+        return []
+    tree = recs[-1][1]["hyperNodes"]
+    return [{"name": n, "tier": h["tier"], "tierName": h["tierName"],
+             "parent": "" if h["parent"] == CLUSTER_TOP else h["parent"], "nodeCount": len(h["nodes"]),
+             "nodes": list(h["nodes"])}
+            for n, h in sorted(tree.items(), key=lambda kv: (kv[1]["tier"], kv[0])) if n != CLUSTER_TOP]
+
+
+def _leaf(tree: dict, node: str) -> str:
+    """The lowest-tier HyperNode holding ``node`` (FindHyperNodeForNode), "" outside every HyperNode."""
+    for n, h in sorted(tree.items(), key=lambda kv: (kv[1]["tier"], kv[0])):
+        if n != CLUSTER_TOP and node in h["nodes"]:
+            return n
+    return ""
+
+
+def hypernode_placement(result: Any) -> list[dict]:
+    """One dict per PodGroup with a ``networkTopology`` (a Volcano Job's, or one of the scenario):
+    namespace, job (the owning Volcano Job, else the PodGroup), podGroup, mode, highestTierAllowed,
+    highestTierName; ``hyperNodes``: each time the job got an allocated HyperNode ``{"time", "hyperNode",
+    "tier"}`` (a job whose tasks all ended loses it, and a later round searches again); ``pods``:
+    ``{pod: {"node", "hyperNode"}}`` with the lowest HyperNode of the node (pods never bound: node "");
+    ``pending`` (pods never bound) and, for those, ``waiting``: what the last allocate round found."""
+    recs = _topology_records(result)
+    if not recs:
+        return []
+    tree = recs[-1][1]["hyperNodes"]
+    api = result.api
+    history: dict[str, list[dict]] = {}
+    last: dict[str, dict] = {}
+    for time, rec in recs:
+        for uid, j in rec["jobs"].items():
+            h = history.setdefault(uid, [])
+            prev = last.get(uid, {}).get("hyperNode", "")
+            if j["hyperNode"] and j["hyperNode"] != prev:
+                h.append({"time": time, "hyperNode": j["hyperNode"], "tier": j["tier"]})
+            last[uid] = {**j, "decisions": j["decisions"] or last.get(uid, {}).get("decisions", [])}
+    pods: dict[str, dict] = {}
+    for pod in sorted(api.list("Pod"), key=lambda p: (p.metadata.namespace, p.metadata.name)):
+        g = pod.metadata.annotations.get(GROUP_NAME)
+        if g:
+            node = pod.spec.node_name or ""
+            pods.setdefault(f"{pod.metadata.namespace}/{g}", {})[pod.metadata.name] = {
+                "node": node, "hyperNode": _leaf(tree, node) if node else ""}
+    owners = {f"{j.metadata.namespace}/{j.metadata.name}-{j.metadata.uid}": j.metadata.name
+              for j in api.list(Job.RESOURCE)}        # the job controller names the PodGroup <job>-<uid>
+    out = []
+    for uid in sorted(last):
+        ns, name = uid.split("/", 1)
+        owner = owners.get(uid, name)
+        j = last[uid]
+        mine = pods.get(uid, {})
+        pending = sum(1 for p in mine.values() if not p["node"])
+        out.append({"namespace": ns, "job": owner, "podGroup": name, "mode": j["mode"],
+                    "highestTierAllowed": j["highestTierAllowed"], "highestTierName": j["highestTierName"],
+                    "hyperNodes": history.get(uid, []), "pods": mine, "pending": pending,
+                    "waiting": _waiting(j) if pending else ""})
+    return out
+
+
+def _waiting(job: dict) -> str:
+    decisions = job["decisions"]
+    if job["mode"] != "hard" or (job["highestTierAllowed"] is None and not job["highestTierName"]):
+        return "no HyperNode search (not hard with a tier boundary): placed as any job, scored by topology"
+    if not decisions:
+        return ""
+    d = decisions[-1]
+    if d["gradients"] is None:
+        return "no gradient (the constraint does not fit the job's allocated HyperNode)"
+    tried = [h for g in d["gradients"] for h in g]
+    if not tried:
+        return "no HyperNode within the limit has the job's minResources idle"
+    if not d["hyperNode"]:
+        return "tried " + ", ".join(tried) + ": the job fits in none"
+    return ""
+
+
+def _limit(r: dict) -> str:
+    if r["highestTierName"]:
+        return f"{r['mode']} ≤{r['highestTierName']}"
+    if r["highestTierAllowed"] is not None:
+        return f"{r['mode']} tier≤{r['highestTierAllowed']}"
+    return r["mode"]
+
+
+def hypernode_summary(result: Any) -> str:
+    """:func:`hyper_nodes` as ``kubectl get hn`` (NAME, TIER, TIERNAME, PARENT, NODECOUNT), then one line per job
+    with a networkTopology: its constraint, the HyperNodes it was given (``name@time``) and its pods per
+    HyperNode (``name×count``), or why pods still wait."""
+    rows = [["NAME", "TIER", "TIERNAME", "PARENT", "NODECOUNT"]]
+    for h in hyper_nodes(result):
+        rows.append([h["name"], str(h["tier"]), h["tierName"] or "-", h["parent"] or "-", str(h["nodeCount"])])
+    text = _table(rows) if len(rows) > 1 else ""
+    jrows = [["NAMESPACE", "JOB", "CONSTRAINT", "HYPERNODES", "PODS"]]
+    for r in hypernode_placement(result):
+        given = " ".join(f"{h['hyperNode']}@{h['time']:g}s" for h in r["hyperNodes"]) or "-"
+        counts: dict[str, int] = {}
+        for p in r["pods"].values():
+            if p["node"]:
+                counts[p["hyperNode"] or "(none)"] = counts.get(p["hyperNode"] or "(none)", 0) + 1
+        placed = " ".join(f"{k}×{v}" for k, v in sorted(counts.items()))
+        if r["pending"]:
+            placed = (placed + " " if placed else "") + f"(pending {r['pending']}: {r['waiting']})"
+        jrows.append([r["namespace"], r["job"], _limit(r), given, placed or "-"])
+    if len(jrows) > 1:
+        text += ("\n\n" if text else "") + _table(jrows)
+    return text

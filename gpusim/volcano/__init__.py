@@ -3,7 +3,8 @@ CRDs (mirrors volcano-sh/volcano: pkg/scheduler, pkg/controllers/{job,podgroup,q
 chart installs: the ``default`` Queue, the scheduler's ConfigMap).
 
 ``install(sim)`` is one of the simulation's add-ons (gpusim.cluster.components): it runs only when the
-scenario holds a Volcano object (Queue, PodGroup of scheduling.volcano.sh, Job of batch.volcano.sh) or a
+scenario holds a Volcano object (Queue, PodGroup of scheduling.volcano.sh, Job of batch.volcano.sh, HyperNode of
+topology.volcano.sh) or a
 pod / Job template that names ``schedulerName: volcano``. The kube-scheduler leaves those pods alone (they name another scheduler) and
 still counts their resources on the nodes once they are bound.
 """
@@ -15,7 +16,7 @@ from typing import Any, Optional
 from ..api.batch_volcano_sh_v1alpha1 import SCHEDULER_NAME, Job
 from ..api.scheduling_volcano_sh_v1beta1 import DEFAULT_QUEUE, PodGroup, Queue, QueueSpec, default_queue
 
-RESOURCES = ("Queue", PodGroup.RESOURCE, Job.RESOURCE)
+RESOURCES = ("Queue", PodGroup.RESOURCE, Job.RESOURCE, "HyperNode")
 NAMESPACE = "volcano-system"
 
 
@@ -61,6 +62,14 @@ def install(sim: Any) -> Optional[Volcano]:
         api.create(q)
     for obj in [*queues, *sc.objects.get(PodGroup.RESOURCE, [])]:
         api.create(obj)
+    hyper_nodes = sc.objects.get("HyperNode", [])
+    if hyper_nodes:
+        # the HyperNode controller's status.nodeCount: the real nodes below each HyperNode
+        from .hypernodes import HyperNodes
+        tree = HyperNodes(hyper_nodes, sc.nodes)
+        for hn in hyper_nodes:
+            hn.status.node_count = len(tree.real_nodes[hn.metadata.name])
+            api.create(hn)
     conf = from_configmaps(sc.configmaps)
     priorities = {pc.metadata.name: pc.value for pc in sc.priority_classes}
     queue_controller = QueueController(ctx)

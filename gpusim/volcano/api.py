@@ -141,6 +141,7 @@ class TaskInfo:
     task_role: str = ""
     index: int = 0
     last_tx: Optional[tuple[str, str]] = None   # (status, node) before the last discard (LastTransaction)
+    job_allocated_hyper_node: str = ""          # JobAllocatedHyperNode: the job's HyperNode while it is placed
 
     @staticmethod
     def from_pod(pod, job: str) -> "TaskInfo":
@@ -167,10 +168,12 @@ class TaskInfo:
 @dataclass
 class FitErrors:
     """unschedule_info.go FitErrors: per node, the reasons it was rejected; Error() is
-    "0/<nodes tried> nodes are unavailable: <histogram>." unless a common error was set."""
+    "0/<nodes tried> nodes are unavailable: <histogram>." unless a common error was set, prefixed
+    "In hyperNode <name>: " when the nodes were those of one HyperNode."""
 
     nodes: dict[str, list[str]] = field(default_factory=dict)
     err: str = ""
+    hyper_node: str = ""           # SetHyperNode: the HyperNode a hard-topology job was tried in
 
     def error(self) -> str:
         base = self.err or f"0/{len(self.nodes)} nodes are unavailable"
@@ -180,7 +183,8 @@ class FitErrors:
         for reasons in self.nodes.values():
             for r in reasons:
                 hist[r] = hist.get(r, 0) + 1
-        return f"{base}: " + ", ".join(sorted(f"{v} {k}" for k, v in hist.items())) + "."
+        msg = f"{base}: " + ", ".join(sorted(f"{v} {k}" for k, v in hist.items())) + "."
+        return f"In hyperNode {self.hyper_node}: {msg}" if self.hyper_node else msg
 
 
 def _hist(reasons: dict[str, int]) -> str:
@@ -206,6 +210,8 @@ class JobInfo:
     nodes_fit_errors: dict[str, FitErrors] = field(default_factory=dict)
     job_fit_errors: str = ""
     conditions: list = field(default_factory=list)   # conditions set this session: (type, reason, message)
+    network_topology: Any = None   # the PodGroup's spec.networkTopology (NetworkTopologySpec or None)
+    allocated_hyper_node: str = ""  # AllocatedHyperNode: the HyperNode holding the job's allocated tasks
 
     def add_task(self, t: TaskInfo) -> None:
         self.tasks[t.uid] = t

@@ -64,7 +64,8 @@ class SchedulerCache:
                 minres = resource({k: to_units(k, parse_quantity(v)) for k, v in pg.spec.min_resources.items()})
             jobs[uid] = JobInfo(uid, pg.metadata.name, pg.metadata.namespace, pg.spec.queue, pg,
                                 pg.status.phase, pg.spec.min_member, dict(pg.spec.min_task_member), prio,
-                                pg.metadata.creation_timestamp or 0, minres)
+                                pg.metadata.creation_timestamp or 0, minres,
+                                network_topology=pg.spec.network_topology)
         for pod in sorted(api.list("Pod"), key=lambda p: (p.metadata.creation_timestamp or 0, p.metadata.namespace,
                                                           p.metadata.name)):
             job_uid = ""

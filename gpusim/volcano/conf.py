@@ -35,7 +35,7 @@ tiers:
 """
 ACTIONS = ("enqueue", "allocate", "backfill", "preempt", "reclaim")
 PLUGINS = ("priority", "gang", "conformance", "drf", "predicates", "proportion", "nodeorder", "binpack",
-           "overcommit")
+           "overcommit", "network-topology-aware")
 # PluginOption's switches (yaml names as in scheduler_conf.go); unset means enabled.
 SWITCHES = {
     "enableJobOrder": "job_order", "enableNamespaceOrder": "namespace_order", "enableHierarchy": "hierarchy",
@@ -45,6 +45,7 @@ SWITCHES = {
     "enableBestNode": "best_node", "enableNodeOrder": "node_order", "enableTargetJob": "target_job",
     "enableReservedNodes": "reserved_nodes", "enableJobEnqueued": "job_enqueued", "enabledVictim": "victim",
     "enableJobStarving": "job_starving", "enabledOverused": "overused", "enabledAllocatable": "allocatable",
+    "enabledHyperNodeOrder": "hyper_node_order", "enabledHyperNodeGradient": "hyper_node_gradient",
 }
 
 

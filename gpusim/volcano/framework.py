@@ -10,16 +10,23 @@ CloseSession runs ``on_session_close`` and writes PodGroup status. How callbacks
 - JobValid: the first failing result; JobPipelined / JobEnqueueable: a Reject anywhere rejects, a Permit
   in a tier ends the evaluation with yes; JobStarving: the first tier with a plugin decides;
 - Preemptable / Reclaimable: intersection of the victim sets within a tier; the first tier that decides wins;
-- node order: the sum of all scores.
+- node order: the sum of all scores; HyperNode order (HyperNodeOrderMapFn): the sum of all scores;
+- HyperNode gradient (HyperNodeGradientForJobFn): the first plugin that registers one decides (gpusim has one,
+  network-topology-aware); without any, the gradient is the root HyperNode alone.
+
+The session also holds the HyperNode tree (``hyper_nodes``, with the virtual ``<cluster-top-hypernode>``) and,
+for every job with a ``networkTopology``, its AllocatedHyperNode recovered from the nodes of its allocated tasks
+(recoverAllocatedHyperNode).
 """
 from __future__ import annotations
 
 from functools import cmp_to_key
 from typing import Any, Callable, Optional
 
-from .api import (ALLOCATED, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, JobInfo, NodeInfo, QueueInfo,
-                  TaskInfo)
+from .api import (ALLOCATED, ALLOCATED_STATUSES, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, JobInfo, NodeInfo,
+                  QueueInfo, TaskInfo)
 from .conf import SchedulerConf
+from .hypernodes import CLUSTER_TOP, HyperNodes
 
 PERMIT, ABSTAIN, REJECT = 1, 0, -1   # plugins/util: Permit, Abstain, Reject
 
@@ -69,6 +76,18 @@ class Session:
         self.record: dict[str, Any] = {}                # plugin → what it reports at CloseSession
         self.k8s_cache: dict = {}                       # kube-scheduler frameworks reused across sessions
         self.trace: Callable[..., None] = lambda *a, **k: None
+        self.hyper_nodes = HyperNodes([], [n.node for n in nodes.values()])
+
+    def set_hyper_nodes(self, hyper_nodes: HyperNodes) -> None:
+        """openSession: the HyperNode tree, then recoverAllocatedHyperNode for jobs with a networkTopology (the
+        lowest HyperNode holding every node their allocated tasks run on)."""
+        self.hyper_nodes = hyper_nodes
+        for job in self.jobs.values():
+            job.allocated_hyper_node = ""
+            if job.network_topology is None:
+                continue
+            nodes = [t.node_name for s in ALLOCATED_STATUSES for t in job.index.get(s, {}).values() if t.node_name]
+            job.allocated_hyper_node = hyper_nodes.allocated_hyper_node(nodes)
 
     # --- registration (session.go AddXxxFn) ----------------------------------------------------------------
     def add_fn(self, kind: str, plugin: str, fn: Callable) -> None:
@@ -214,6 +233,21 @@ class Session:
                 return reasons
         return []
 
+    def hyper_node_gradient(self, job: JobInfo, root: str = CLUSTER_TOP) -> Optional[list[list[str]]]:
+        """HyperNodeGradientForJobFn: the HyperNodes to try, tier by tier (None: the plugin failed to build
+        one and the job is not allocated)."""
+        for _, _, fn in self._each("hyper_node_gradient", "hyper_node_gradient"):
+            return fn(job, root)
+        return [[root]]
+
+    def hyper_node_order(self, job: JobInfo, hyper_nodes: list[str]) -> dict[str, float]:
+        """PrioritizeHyperNodes with HyperNodeOrderMapFn: Σ of every plugin's score per HyperNode."""
+        totals = {h: 0.0 for h in hyper_nodes}
+        for _, _, fn in self._each("hyper_node_order", "hyper_node_order"):
+            for name, s in fn(job, hyper_nodes).items():
+                totals[name] += s
+        return totals
+
     def node_order_fn(self, task: TaskInfo, nodes: list[NodeInfo]) -> dict[str, float]:
         """BatchNodeOrderFn + NodeOrderFn: Σ of every node-order plugin's score per node."""
         totals = {n.name: 0.0 for n in nodes}
@@ -247,8 +281,8 @@ class Session:
         if node is not None:
             node.remove_task(task)
         job.update_task_status(task, PENDING)
-        task.node_name = ""
         self._deallocated(task)
+        task.node_name = ""
 
     def dispatch(self, task: TaskInfo) -> None:
         """dispatch: bind through the cache; the task becomes Binding."""

@@ -355,7 +355,8 @@ class JobController:
                             min_task_member={t.name: t.min_available for t in job.spec.tasks
                                              if t.min_available is not None},
                             queue=job.spec.queue, priority_class_name=job.spec.priority_class_name,
-                            min_resources=quantities(min_resources(job, self.priorities)))
+                            min_resources=quantities(min_resources(job, self.priorities)),
+                            network_topology=copy.deepcopy(job.spec.network_topology))
         meta = ObjectMeta(name=name, namespace=job.metadata.namespace, labels=dict(job.metadata.labels),
                           annotations=dict(job.metadata.annotations),
                           owner_references=[OwnerReference(job.api_version, "Job", job.metadata.name,

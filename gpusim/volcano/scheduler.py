@@ -4,7 +4,7 @@ snapshot, runs the configured actions in order, and closes the session (plugins'
 PodGroup status). It only takes pods whose ``schedulerName`` is ``volcano``; it binds them through the
 apiserver and the kubelet runs them as any other pod.
 
-A period in which none of the objects it reads (Pods, Nodes, PodGroups, Queues) changed since the last
+A period in which none of the objects it reads (Pods, Nodes, PodGroups, Queues, HyperNodes) changed since the last
 session ended (its own writes excepted) is skipped: that session would see what the last one left and
 decide the same (a simulation shortcut; upstream runs it anyway). So the scheduler sleeps until a change,
 then runs at the next period boundary.
@@ -18,11 +18,12 @@ from .actions import ACTIONS
 from .cache import SchedulerCache
 from .conf import SchedulerConf
 from .framework import Session
+from .hypernodes import HyperNodes
 from .plugins import BUILDERS
 
 SCHEDULER_NAME = "volcano"
 SCHEDULE_PERIOD = 1.0     # --schedule-period default
-WATCHED = ("Pod", "Node", "Queue", "PodGroup.scheduling.volcano.sh")
+WATCHED = ("Pod", "Node", "Queue", "PodGroup.scheduling.volcano.sh", "HyperNode")
 
 
 @dataclass
@@ -83,6 +84,7 @@ class VolcanoScheduler:
         self._count += 1
         jobs, nodes, queues, total = self.cache.snapshot()
         ssn = Session(str(self._count), self.cache, self.conf, jobs, nodes, queues, total)
+        ssn.set_hyper_nodes(HyperNodes(ctx.api.list("HyperNode"), [n.node for n in nodes.values()]))
         ssn.rng = ctx.rng
         ssn.record = {}
         ssn.k8s_cache = self.k8s
@@ -98,6 +100,7 @@ class VolcanoScheduler:
             ACTIONS[name].execute(ssn)
         for plugin in ssn.plugins.values():
             plugin.on_session_close(ssn)
+        self._record_topology(ssn)
         for uid in sorted(ssn.jobs):
             self.cache.update_job_status(ssn, ssn.jobs[uid])
         ssn.trace("framework.CloseSession", f"Session {ssn.uid}")
@@ -106,3 +109,21 @@ class VolcanoScheduler:
             {uid: (j.pod_group.status.phase, j.ready_task_num(), len(j.tasks), j.min_available)
              for uid, j in sorted(ssn.jobs.items())}, ssn.record))
         return ssn
+
+    @staticmethod
+    def _record_topology(ssn: Session) -> None:
+        """For views: the HyperNode tree and, per job with a networkTopology, its constraint, its allocated
+        HyperNode at CloseSession and what allocate decided for it this session (one entry per round:
+        the gradients tried, the HyperNode chosen or "", the HyperNode-order scores of the successes)."""
+        hn = ssn.hyper_nodes
+        jobs = {}
+        for uid, j in sorted(ssn.jobs.items()):
+            nt = j.network_topology
+            if nt is None:
+                continue
+            jobs[uid] = {"mode": nt.mode, "highestTierAllowed": nt.highest_tier_allowed,
+                         "highestTierName": nt.highest_tier_name, "hyperNode": j.allocated_hyper_node,
+                         "tier": hn.info[j.allocated_hyper_node].tier if j.allocated_hyper_node in hn.info else None,
+                         "decisions": ssn.record.get("hyperNodeDecisions", {}).get(uid, [])}
+        if jobs or len(hn.info) > 1:
+            ssn.record["networkTopology"] = {"jobs": jobs, "hyperNodes": hn.record()}

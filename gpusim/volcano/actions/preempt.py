@@ -3,7 +3,8 @@ queue: a starving job's pending task may evict Running, preemptable (``volcano.s
 tasks of other jobs in its queue that the Preemptable plugins allow (priority: lower job priority; gang:
 a job keeps minAvailable; drf: shares; conformance: no critical pods), lowest priority first, on the first
 node (sorted by name) where that frees enough; the task is pipelined there. The statement is committed if
-the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated."""
+the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated. A job with a
+``networkTopology`` does not preempt (upstream skips it: volcano-sh/volcano issue 4374)."""
 from __future__ import annotations
 
 from ..api import PENDING, RUNNING, add, less_equal, resource
@@ -47,8 +48,13 @@ def execute(ssn) -> None:
         job = ssn.jobs[uid]
         if job.is_pending() or ssn.job_valid(job) is not None or ssn.queues.get(job.queue) is None:
             continue
-        if ssn.job_starving(job):
-            by_queue.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
+        if not ssn.job_starving(job):
+            continue
+        if job.network_topology is not None:
+            # upstream: "jobs containing networkTopology do not support preemption" (volcano issue 4374)
+            ssn.trace("preempt.(*Action).Execute", f"PodGroup {job.uid}", "skip preemption: networkTopology")
+            continue
+        by_queue.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
     for qname in sorted(by_queue):
         jobs = by_queue[qname]
         while not jobs.empty():

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import binpack, conformance, drf, gang, nodeorder, overcommit, predicates, priority, proportion
+from . import (binpack, conformance, drf, gang, network_topology_aware, nodeorder, overcommit, predicates, priority,
+               proportion)
 
 BUILDERS: dict[str, Callable[[dict, Any], Any]] = {
-    m.NAME: m.new for m in (priority, gang, conformance, drf, predicates, proportion, nodeorder, binpack, overcommit)
+    m.NAME: m.new for m in (priority, gang, conformance, drf, predicates, proportion, nodeorder, binpack, overcommit,
+                            network_topology_aware)
 }
 

@@ -1,0 +1,36 @@
+"""Taints and tolerations (mirrors k8s.io/api/core/v1 toleration.go ``ToleratesTaint``, taint.go ``ToString``
+and k8s.io/component-helpers/scheduling/corev1/helpers.go ``FindMatchingUntoleratedTaint``)."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")     # kueue pkg/util/taints IsSchedulingTaint
+
+
+def tolerates(tol: Any, taint: Any) -> bool:
+    """Toleration.ToleratesTaint: effect (empty = any), key (empty = any, only with Exists), then Exists or
+    Equal (the default operator) on the value."""
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    if tol.key and tol.key != taint.key:
+        return False
+    op = tol.operator or "Equal"
+    if op == "Exists":
+        return True
+    return op == "Equal" and (tol.value or "") == (taint.value or "")
+
+
+def taint_string(taint: Any) -> str:
+    """Taint.ToString: ``key=value:effect``, or ``key:effect`` without a value."""
+    return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+
+
+def find_matching_untolerated_taint(taints: Iterable[Any], tolerations: list[Any],
+                                    effects: tuple[str, ...] = SCHEDULING_EFFECTS) -> Optional[Any]:
+    """The first taint with one of ``effects`` that no toleration tolerates, or None."""
+    for t in taints:
+        if t.effect not in effects:
+            continue
+        if not any(tolerates(tol, t) for tol in tolerations):
+            return t
+    return None
