@@ -278,3 +278,25 @@ def test_cli_valid_file_exit_0(tmp_path, capsys):
     assert err == ""
     assert out.splitlines()[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert out.splitlines()[1].split()[:3] == ["train", "0/1", "Completed"]
+
+
+def test_plain_node_gets_the_kubelet_registration_labels():
+    """kubelet_node_status.go initialNode: a plain v1 Node carries kubernetes.io/hostname, os and arch, so a
+    pod pinned by hostname lands on it; a label the scenario sets is kept."""
+    from gpusim.cluster.simulation import run as run_sim
+    text = """apiVersion: v1
+kind: Node
+metadata: {name: plain-0, labels: {kubernetes.io/arch: arm64}}
+status: {capacity: {cpu: "8", memory: 32Gi, pods: "110"}, allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector: {kubernetes.io/hostname: plain-0, kubernetes.io/os: linux}
+  containers: [{name: c, image: x}]
+"""
+    r = run_sim(text=text)
+    assert r.pod("p").spec.node_name == "plain-0"
+    labels = next(n for n in r.api.list("Node") if n.metadata.name == "plain-0").metadata.labels
+    assert labels["kubernetes.io/arch"] == "arm64"

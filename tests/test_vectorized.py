@@ -21,7 +21,9 @@ def scenarios(draw):
     version = draw(st.sampled_from(["1.33", "1.36"]))
     docs.append(f"apiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\n"
                 f"spec: {{seed: {draw(st.integers(0, 5))}, kubernetesVersion: \"{version}\"}}\n")
-    if strategy:
+    balanced = draw(st.sampled_from([None, "cpu, memory, nvidia.com/gpu", "cpu, memory, ephemeral-storage, nvidia.com/gpu"]))
+    if strategy or balanced:
+        strategy = strategy or "LeastAllocated"
         extra = ("\n        requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}"
                  if strategy == "RequestedToCapacityRatio" else "")
         docs.append(f"""apiVersion: kubescheduler.config.k8s.io/v1
@@ -34,7 +36,10 @@ profiles:
       scoringStrategy:
         type: {strategy}
         resources: [{{name: cpu, weight: 1}}, {{name: memory, weight: 2}}, {{name: nvidia.com/gpu, weight: {draw(st.integers(1, 9))}}}]{extra}
-""")
+""" + (f"""  - name: NodeResourcesBalancedAllocation
+    args:
+      resources: [{", ".join(f"{{name: {r}, weight: 1}}" for r in balanced.split(", "))}]
+""" if balanced else ""))
     for i in range(draw(st.integers(1, 4))):
         taint = draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule"]))
         taints = f", taints: [{{key: dedicated, value: x, effect: {taint}}}]" if taint else ""
@@ -47,7 +52,9 @@ profiles:
         gpus, cpu = draw(st.integers(0, 8)), draw(st.sampled_from(["0", "500m", "4", "32"]))
         sel = draw(st.sampled_from(["", "\n  nodeSelector: {zone: a}"]))
         tol = draw(st.sampled_from(["", "\n  tolerations: [{key: dedicated, operator: Exists}]"]))
-        lim = f"nvidia.com/gpu: {gpus}" + (f", cpu: \"{cpu}\"" if cpu != "0" else "")
+        # gpus == -1: no nvidia.com/gpu key at all (BalancedAllocation must skip the unrequested scalar)
+        gpus = draw(st.sampled_from([gpus, -1]))
+        lim = ", ".join(([f"nvidia.com/gpu: {gpus}"] if gpus >= 0 else []) + ([f"cpu: \"{cpu}\""] if cpu != "0" else []))
         docs.append(f"""apiVersion: v1
 kind: Pod
 metadata: {{name: w{j}, annotations: {{gpusim.io/duration: {draw(st.integers(1, 600))}s, gpusim.io/submit-at: {draw(st.integers(0, 300))}s}}}}

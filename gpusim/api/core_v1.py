@@ -196,12 +196,12 @@ class PodSpec:
     readiness_gates: Any = None
     runtime_class_name: Any = None
     enable_service_links: Any = None
-    overhead: Any = None
+    overhead: Optional[dict[str, IntOrString]] = None     # set by the RuntimeClass admission plugin
     topology_spread_constraints: Any = None
     os: Any = None
     scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
     resource_claims: Any = None
-    resources: Any = None
+    resources: Optional[ResourceRequirements] = None    # pod-level resources (PodLevelResources, 1.34 beta on)
     workload_ref: Optional[WorkloadReference] = None     # alpha (1.35): native gang scheduling
 
 

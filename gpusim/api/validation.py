@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from .batch_v1 import Job
 from .core_v1 import Container, Pod, PodSpec, Taint, Toleration
 from .duration import DurationError, parse_duration
-from .quantity import MAX_AMOUNT, QuantityError, parse_quantity
+from .quantity import MAX_AMOUNT, QuantityError, format_quantity, parse_quantity
 from .schema import cut
 from .v1helper import is_extended_resource_name, is_overcommit_allowed
 
@@ -356,6 +356,80 @@ def validate_resources(c: Container, path: str) -> Errors:
             yield f"{path}.limits", "Required value: Limit must be set for non overcommitable resources"
 
 
+POD_LEVEL_RESOURCES = ("cpu", "hugepages-", "memory")   # resourcehelper.SupportedPodLevelResources()
+OVERHEAD_WITHOUT_RUNTIMECLASS = "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+
+
+def _container_requests_sum(spec: PodSpec) -> dict[str, Fraction]:
+    """The aggregate container requests pod-level requests are checked against (validation.go
+    validatePodResourceConsistency calls component-helpers AggregateContainerRequests; the layering keeps
+    api/ below componenthelpers/, so this is the same sidecar-aware sum for the supported resources)."""
+    def reqs(c: Container) -> dict[str, Fraction]:
+        out: dict[str, Fraction] = {}
+        for part in (c.resources.limits, c.resources.requests):
+            for k, v in part.items():
+                try:
+                    out[k] = parse_quantity(v)
+                except QuantityError:
+                    pass
+        return out
+    total: dict[str, Fraction] = {}
+    for c in spec.containers:
+        for k, v in reqs(c).items():
+            total[k] = total.get(k, Fraction(0)) + v
+    sidecars: dict[str, Fraction] = {}
+    for c in spec.init_containers:
+        r = reqs(c)
+        if c.restart_policy == "Always":
+            for k, v in r.items():
+                total[k] = total.get(k, Fraction(0)) + v
+                sidecars[k] = sidecars.get(k, Fraction(0)) + v
+            use = dict(sidecars)
+        else:
+            use = {k: r.get(k, Fraction(0)) + sidecars.get(k, Fraction(0)) for k in set(r) | set(sidecars)}
+        for k, v in use.items():
+            if v > total.get(k, Fraction(0)):
+                total[k] = v
+    return total
+
+
+def validate_pod_level_resources(spec: PodSpec, path: str) -> Errors:
+    """validatePodResourceRequirements and validatePodResourceConsistency (pkg/apis/core/validation):
+    pod-level ``spec.resources`` names only cpu, memory or hugepages-*; quantities parse; a request is at
+    most its limit and at least the aggregated container requests."""
+    res = spec.resources
+    if res is None:
+        return
+    parsed: dict[str, dict[str, Fraction]] = {"limits": {}, "requests": {}}
+    for part in ("limits", "requests"):
+        for name, raw in getattr(res, part).items():
+            p = f"{path}.{part}[{name}]"
+            if name not in ("cpu", "memory") and not name.startswith("hugepages-"):
+                yield p, unsupported(name, POD_LEVEL_RESOURCES)
+                continue
+            try:
+                q = parse_quantity(raw)
+            except QuantityError as e:
+                yield p, invalid(raw, str(e))
+                continue
+            if q < 0:
+                yield p, invalid(raw, "must be greater than or equal to 0")
+            elif q > MAX_AMOUNT:
+                yield p, invalid(raw, TOO_LARGE)
+            else:
+                parsed[part][name] = q
+    for name, q in parsed["requests"].items():
+        raw = res.requests[name]
+        if name in parsed["limits"] and q > parsed["limits"][name]:
+            yield (f"{path}.requests[{name}]",
+                   invalid(raw, f"must be less than or equal to {name} limit of {res.limits[name]}"))
+    agg = _container_requests_sum(spec)
+    for name, q in parsed["requests"].items():
+        if name in agg and agg[name] > q:
+            yield (f"{path}.requests[{name}]", invalid(res.requests[name], "must be greater than or equal to "
+                   f"aggregate container requests of {format_quantity(agg[name], binary=name != 'cpu')}"))
+
+
 def validate_toleration(t: Toleration, path: str) -> Errors:
     if t.operator not in ("", "Equal", "Exists"):
         yield f"{path}.operator", unsupported(t.operator, ("Equal", "Exists"))
@@ -387,6 +461,9 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
                 yield f"{cp}.name", f'Duplicate value: "{c.name}"'
             seen.add(c.name)
             yield from validate_resources(c, f"{cp}.resources")
+    yield from validate_pod_level_resources(spec, f"{path}.resources")
+    if spec.overhead is not None:
+        yield f"{path}.overhead", f"Forbidden: {OVERHEAD_WITHOUT_RUNTIMECLASS}"
     if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
         yield f"{path}.restartPolicy", unsupported(spec.restart_policy, RESTART_POLICIES)
     for i, t in enumerate(spec.tolerations):

@@ -194,6 +194,7 @@ def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Sc
         sc.fabric = singletons["Fabric"][0]
     _validate_simulation(sc)
     _expand_pools(sc)
+    _registration_labels(sc)
     _explicit_node_gpus(sc)
     topology.resolve(sc)
     errors = ObjectErrors(sc.source)
@@ -330,6 +331,17 @@ def _vgpu_model(pool: NodePool, sc: Scenario, physical: GPUModel) -> GPUModel:
         raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {pool.spec.gpu.count}: a VM gets one fractional "
                    f"vGPU ({v.type} is 1/{t.max_per_gpu} of a GPU); only whole-GPU types can be attached several times")
     return vgpu.guest_model(t)
+
+
+def _registration_labels(sc: Scenario) -> None:
+    """The labels the kubelet puts on the Node it registers (pkg/kubelet/kubelet_node_status.go initialNode:
+    kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch), so a plain v1 Node written without them is
+    selected by hostname like a real one; labels the scenario sets are kept (as --hostname-override would)."""
+    for node in sc.nodes:
+        labels = node.metadata.labels
+        labels.setdefault("kubernetes.io/hostname", node.metadata.name)
+        labels.setdefault("kubernetes.io/os", "linux")
+        labels.setdefault("kubernetes.io/arch", "amd64")
 
 
 def _explicit_node_gpus(sc: Scenario) -> None:

@@ -1,11 +1,24 @@
-"""Pod resource requests (mirrors k8s.io/component-helpers/resource/helpers.go: PodRequests), and the
-integer units schedulers count in (framework.Resource in kube-scheduler, api.Resource in Volcano)."""
+"""Pod resource requests (mirrors k8s.io/component-helpers/resource/helpers.go: PodRequests,
+AggregateContainerRequests, IsPodLevelRequestsSet), and the integer units schedulers count in
+(framework.Resource in kube-scheduler, api.Resource in Volcano).
+
+Kubernetes 1.36: sidecar containers (init containers with ``restartPolicy: Always``, KEP-753) add to the
+app containers and stay running while later init containers run; pod-level ``spec.resources`` requests
+(PodLevelResources, on by default since 1.34) replace the container aggregate for cpu, memory and
+hugepages; ``spec.overhead`` (RuntimeClass overhead) is added on top.
+"""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Mapping, Optional
 
 from ..api.core_v1 import Container, Pod
 from ..api.quantity import parse_quantity
+
+ResourceList = dict[str, Fraction]
+CONTAINER_RESTART_POLICY_ALWAYS = "Always"
+RESOURCE_HUGEPAGES_PREFIX = "hugepages-"
+SUPPORTED_POD_LEVEL_RESOURCES = ("cpu", "memory")    # helpers.go supportedPodLevelResources (+ hugepages-*)
 
 
 def to_units(name: str, q: Fraction) -> int:
@@ -15,26 +28,112 @@ def to_units(name: str, q: Fraction) -> int:
     return -((-v.numerator) // v.denominator)
 
 
-def container_requests(c: Container) -> dict[str, Fraction]:
-    """Effective requests of a container: requests, defaulted from limits where absent."""
+def container_requests(c: Container) -> ResourceList:
+    """Effective requests of a container: requests, defaulted from limits where absent (the apiserver's
+    SetDefaults_Container does this before any component sees the pod)."""
     out = {k: parse_quantity(v) for k, v in c.resources.limits.items()}
     out.update({k: parse_quantity(v) for k, v in c.resources.requests.items()})
     return out
 
 
-def pod_requests(pod: Pod) -> dict[str, Fraction]:
-    """resource.PodRequests: sum over app containers, at least the largest init container.
-    A pod's resources do not change after creation (no in-place resize here), so the sum is kept."""
-    cached = pod.__dict__.get("_requests")
-    if cached is not None:
-        return dict(cached)
-    total: dict[str, Fraction] = {}
+def is_restartable_init_container(c: Container) -> bool:
+    """A sidecar: an init container with ``restartPolicy: Always``."""
+    return c.restart_policy == CONTAINER_RESTART_POLICY_ALWAYS
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """IsSupportedPodLevelResource: cpu, memory and hugepages-*."""
+    return name in SUPPORTED_POD_LEVEL_RESOURCES or name.startswith(RESOURCE_HUGEPAGES_PREFIX)
+
+
+def _add(into: ResourceList, other: Mapping[str, Fraction]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, Fraction(0)) + v
+
+
+def _max(into: ResourceList, other: Mapping[str, Fraction]) -> None:
+    for k, v in other.items():
+        if k not in into or v > into[k]:
+            into[k] = v
+
+
+def _apply_non_missing(reqs: ResourceList, non_missing: Mapping[str, Fraction]) -> ResourceList:
+    """applyNonMissing: a resource absent from the container's requests takes the given value; an
+    explicit request, even 0, is kept."""
+    out = dict(reqs)
+    for k, v in non_missing.items():
+        if k not in reqs:
+            out[k] = v
+    return out
+
+
+def aggregate_container_requests(pod: Pod, non_missing: Optional[Mapping[str, Fraction]] = None) -> ResourceList:
+    """AggregateContainerRequests: app containers plus sidecars, at least the largest init container,
+    where an init container's use is its own request plus every sidecar started before it."""
+    reqs: ResourceList = {}
     for c in pod.spec.containers:
-        for k, v in container_requests(c).items():
-            total[k] = total.get(k, Fraction(0)) + v
+        cr = container_requests(c)
+        _add(reqs, _apply_non_missing(cr, non_missing) if non_missing else cr)
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
     for c in pod.spec.init_containers:
-        for k, v in container_requests(c).items():
-            if v > total.get(k, Fraction(0)):
-                total[k] = v
-    pod.__dict__["_requests"] = total
-    return dict(total)
+        cr = container_requests(c)
+        if non_missing:
+            cr = _apply_non_missing(cr, non_missing)
+        if is_restartable_init_container(c):
+            _add(reqs, cr)
+            _add(sidecars, cr)
+            use = dict(sidecars)
+        else:
+            use = dict(cr)
+            _add(use, sidecars)
+        _max(init_peak, use)
+    _max(reqs, init_peak)
+    return reqs
+
+
+def pod_level_requests(pod: Pod) -> ResourceList:
+    """The pod's ``spec.resources.requests`` for supported resources, after the apiserver's pod-level
+    defaulting (pkg/apis/core/v1/defaults.go defaultPodRequests): a resource with only a pod-level limit
+    requests the aggregated container requests when containers set it, else the limit."""
+    res = pod.spec.resources
+    if res is None:
+        return {}
+    out = {k: parse_quantity(v) for k, v in res.requests.items() if is_supported_pod_level_resource(k)}
+    missing = [k for k in res.limits if is_supported_pod_level_resource(k) and k not in out]
+    if missing:
+        agg = aggregate_container_requests(pod)
+        for k in missing:
+            out[k] = agg[k] if k in agg else parse_quantity(res.limits[k])
+    return out
+
+
+def is_pod_level_requests_set(pod: Pod) -> bool:
+    """IsPodLevelRequestsSet (after defaulting): some supported resource has a pod-level request."""
+    return bool(pod_level_requests(pod))
+
+
+def pod_overhead(pod: Pod) -> ResourceList:
+    """``spec.overhead`` (set by the RuntimeClass admission plugin from RuntimeClass.overhead.podFixed)."""
+    return {k: parse_quantity(v) for k, v in (pod.spec.overhead or {}).items()}
+
+
+def pod_requests(pod: Pod, non_missing: Optional[Mapping[str, Fraction]] = None,
+                 skip_pod_level: bool = False, exclude_overhead: bool = False) -> ResourceList:
+    """resource.PodRequests(pod, PodResourcesOptions{NonMissingContainerRequests, SkipPodLevelResources,
+    ExcludeOverhead}). A pod's resources do not change after creation (no in-place resize here), so the
+    default-options result is kept on the pod."""
+    default = non_missing is None and not skip_pod_level and not exclude_overhead
+    if default:
+        cached = pod.__dict__.get("_requests")
+        if cached is not None:
+            return dict(cached)
+    total = aggregate_container_requests(pod, non_missing)
+    if not skip_pod_level:
+        total.update(pod_level_requests(pod))
+    if not exclude_overhead:
+        _add(total, pod_overhead(pod))
+    if default:
+        pod.__dict__["_requests"] = total
+        return dict(total)
+    return total

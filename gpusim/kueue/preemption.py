@@ -18,13 +18,25 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
+from ..api.kueue_x_k8s_io import JOB_UID_LABEL
 from .cache import Node
 from .resources import FlavorResource
-from .workload import (IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAIM_WHILE_BORROWING,
-                       IN_COHORT_RECLAMATION, Info)
+from .workload import (HUMAN_READABLE_PREEMPTION, IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING,
+                       IN_COHORT_RECLAIM_WHILE_BORROWING, IN_COHORT_RECLAMATION, Info)
 
 
 TASFits = Callable[[list[Info]], bool]
+UNKNOWN = "UNKNOWN"
+
+
+def preemption_message(preemptor_uid: str, preemptor_labels: dict[str, str], reason: str,
+                       preemptor_path: str, preemptee_path: str) -> str:
+    """preemption.go preemptionMessage: the preemptor Workload's UID and its ``kueue.x-k8s.io/job-uid`` label
+    (the Job it was created for), each ``UNKNOWN`` when empty; an unknown reason reads ``UNKNOWN`` too."""
+    return (f"Preempted to accommodate a workload (UID: {preemptor_uid or UNKNOWN}, "
+            f"JobUID: {preemptor_labels.get(JOB_UID_LABEL) or UNKNOWN}) due to "
+            f"{HUMAN_READABLE_PREEMPTION.get(reason, '') or UNKNOWN}; preemptor path: {preemptor_path or UNKNOWN}; "
+            f"preemptee path: {preemptee_path or UNKNOWN}")
 
 
 @dataclass

@@ -37,12 +37,12 @@ from . import resources
 from .cache import Node, compute_subtree, quotas_from
 from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
-from .preemption import Policy, Preemptor
+from .preemption import Policy, Preemptor, preemption_message
 from .queue import ClusterQueueQueue
 from .tas_cache import TASCache, node_signature
 from .tas_flavor_snapshot import to_v1beta2
 from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_READY_TIMEOUT, EVICTED_BY_PREEMPTION,
-                       EXCEEDS_MAX_QUOTA, FINISHED, HUMAN_READABLE_PREEMPTION, NO_MATCHING_FLAVOR, PENDING,
+                       EXCEEDS_MAX_QUOTA, FINISHED, NO_MATCHING_FLAVOR, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
                        TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
                        remove_condition, set_condition)
@@ -507,10 +507,8 @@ class Kueue:
         self.queues[info.cq].delete(info)
 
     def _preempt(self, victim: Info, preemptor: Info, reason: str) -> None:
-        job_uid = preemptor.job.metadata.uid if preemptor.job is not None else "UNKNOWN"
-        message = (f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: {job_uid}) due to "
-                   f"{HUMAN_READABLE_PREEMPTION[reason]}; preemptor path: {self.nodes[preemptor.cq].path()}; "
-                   f"preemptee path: {self.nodes[victim.cq].path()}")
+        message = preemption_message(preemptor.obj.metadata.uid, preemptor.obj.metadata.labels, reason,
+                                     self.nodes[preemptor.cq].path(), self.nodes[victim.cq].path())
         wl = victim.obj
         self._evict(victim, EVICTED_BY_PREEMPTION, message)     # events EvictedDueToPreempted, then Preempted
         set_condition(wl, PREEMPTED, "True", reason, message, self.ctx.now)

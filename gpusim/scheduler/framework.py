@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
 from ..api.quantity import parse_quantity
-from ..componenthelpers.resource import pod_requests, to_units   # noqa: F401  to_units: framework.Resource units
+from ..componenthelpers.resource import is_pod_level_requests_set, pod_requests, to_units   # noqa: F401  to_units: framework.Resource units
 
 MAX_NODE_SCORE, MIN_NODE_SCORE = 100, 0
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"   # framework/types.go NoNodeAvailableMsg
@@ -82,25 +83,47 @@ class Resource:
             vals[k] = vals.get(k, 0) + sign * v
 
 
-# util/pod_resources.go: non-zero defaults used for scoring only
+# pkg/scheduler/util/pod_resources.go: the non-zero defaults, used for scoring only
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+NON_MISSING_DEFAULTS = {"cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), "memory": Fraction(DEFAULT_MEMORY_REQUEST)}
+
+
+def non_missing_container_requests(requests: dict, pod_level_set: bool) -> dict[str, Fraction]:
+    """framework/types.go getNonMissingContainerRequests: both defaults for every container, or, with
+    pod-level requests set, only for a resource requested neither by a container nor by the pod."""
+    if not pod_level_set:
+        return dict(NON_MISSING_DEFAULTS)
+    return {k: v for k, v in NON_MISSING_DEFAULTS.items() if k not in requests}
+
+
+def _with_non_zero(requests: dict[str, int], non0: dict[str, Fraction]) -> dict[str, int]:
+    out = dict(requests)
+    for r in ("cpu", "memory"):
+        out[r] = to_units(r, non0.get(r, Fraction(0)))
+    return out
 
 
 class PodInfo:
-    """A pod with its effective requests computed once, in integer units."""
+    """A pod with its effective requests computed once, in integer units: ``requests`` (PodRequests),
+    ``non_zero`` (PodInfo.calculateResource's non0CPU/non0Mem, what NodeInfo.NonZeroRequested sums) and
+    ``score_non_zero`` (resource_allocation.go calculatePodResourceRequest for the Fit scorers: the
+    defaults for every container whose cpu or memory request is absent; an explicit 0 stays 0)."""
 
-    __slots__ = ("pod", "requests", "non_zero")
+    __slots__ = ("pod", "requests", "non_zero", "score_non_zero")
 
     def __init__(self, pod: Pod):
         self.pod = pod
-        self.requests = {k: to_units(k, v) for k, v in pod_requests(pod).items()}
-        nz = dict(self.requests)
-        if nz.get("cpu", 0) == 0:
-            nz["cpu"] = DEFAULT_MILLI_CPU_REQUEST
-        if nz.get("memory", 0) == 0:
-            nz["memory"] = DEFAULT_MEMORY_REQUEST
-        self.non_zero = nz
+        cached = pod.__dict__.get("_pod_info_units")   # a pod's resources do not change after creation
+        if cached is None:
+            req = pod_requests(pod)
+            requests = {k: to_units(k, v) for k, v in req.items()}
+            pod_level = is_pod_level_requests_set(pod)
+            defaults = non_missing_container_requests(req, pod_level)
+            non_zero = _with_non_zero(requests, pod_requests(pod, defaults) if defaults else req)
+            score = non_zero if not pod_level else _with_non_zero(requests, pod_requests(pod, NON_MISSING_DEFAULTS))
+            cached = pod.__dict__["_pod_info_units"] = (requests, non_zero, score)
+        self.requests, self.non_zero, self.score_non_zero = (dict(cached[0]), dict(cached[1]), dict(cached[2]))
 
     @property
     def key(self) -> str:

@@ -282,10 +282,10 @@ def _fit_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray
         if is_extended_resource_name(r) and pi.requests.get(r, 0) == 0:
             continue
         if r not in table.alloc:
-            continue
+            table._column(r)    # a scored resource no pod requested yet (ephemeral-storage): read it now
         alloc = table.alloc[r][idx]
         if r in ("cpu", "memory"):
-            requested = table.nz[r][idx] + pi.non_zero.get(r, 0)
+            requested = table.nz[r][idx] + pi.score_non_zero.get(r, 0)
         else:
             requested = table.req[r][idx] + pi.requests.get(r, 0)
         present = alloc != 0
@@ -310,8 +310,10 @@ def _fit_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray
 def _balanced_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray:
     before, after = [], []
     for r in p.resources:
+        if pi.requests.get(r, 0) == 0 and is_extended_resource_name(r):
+            continue            # as the per-node path: an unrequested scalar is not balanced
         if r not in table.alloc:
-            continue
+            table._column(r)    # a scored resource no pod requested yet (ephemeral-storage): read it now
         alloc = table.alloc[r][idx]
         present = alloc != 0
         safe = np.where(present, alloc, 1).astype(np.float64)

@@ -130,7 +130,7 @@ class NodeResourcesFit:
             if alloc == 0 or (is_extended_resource_name(r) and pi.requests.get(r, 0) == 0):
                 continue
             if r in ("cpu", "memory"):   # non-zero requests for cpu and memory
-                requested = ni.non_zero_requested.get(r) + pi.non_zero.get(r, 0)
+                requested = ni.non_zero_requested.get(r) + pi.score_non_zero.get(r, 0)
             else:
                 requested = ni.requested.get(r) + pi.requests.get(r, 0)
             out.append((r, self._scorer(requested, alloc), w))
@@ -178,12 +178,15 @@ class BalancedAllocation:
     def score(self, state, pi, ni) -> int:
         before, after = [], []
         for r in self.resources:
+            req = pi.requests.get(r, 0)
+            if req == 0 and is_extended_resource_name(r):
+                continue            # calculateResourceAllocatableRequest: (0, 0) for an unrequested scalar
             alloc = ni.allocatable.get(r)
             if alloc == 0:
                 continue
             used = ni.requested.get(r)
             before.append(min(used / alloc, 1.0))
-            after.append(min((used + pi.requests.get(r, 0)) / alloc, 1.0))
+            after.append(min((used + req) / alloc, 1.0))
         if self.version < (1, 36):
             return balance(after)
         return 50 + go_div(50 + balance(after) - balance(before), 2)
