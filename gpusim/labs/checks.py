@@ -19,6 +19,11 @@ share one A100-80GB; ``llm-3``'s KV cache grows from 15Gi to 40Gi over 10m.
 :class:`gpusim.comparison.MultiTenant`; team B gets its guaranteed GPUs within a bound of submitting, while
 both teams' Jobs, team A's completed gangs and the cluster stay as the lab defines them.
 
+``check_bring_up`` — lab 05 (``labs/05-node-bring-up``): three H100 nodes join at 5m and the GPU Operator brings
+them up; on the one whose image ships a driver, the operator's driver container crash-loops and the node never
+advertises GPUs. Fixed when every node advertises its 8 GPUs and each training pod runs on one, with the
+operator's driver kept where there is no preinstalled one.
+
 ``check_admission`` — lab 06 (``labs/06-admission-error``): a kubelet restart; the pods bound meanwhile fail
 ``UnexpectedAdmissionError``. Fixed when every workload still runs to completion on its GPUs with the restart
 kept (a Job that recreates the pod, or the node cordoned until the device plugin is back).
@@ -595,4 +600,127 @@ def check_admission(result, expect: str = "fixed") -> CheckResult:
                 c.add(False, f"{name}: 从未在 GPU 上运行（{why}）")
         c.lines.append(f"· 被 kubelet 以 {ADMISSION_REASON} 拒绝的 Pod：{len(rejected)} 个"
                        + (f"（{', '.join(rejected)}；由控制器重建的可以接受）" if rejected else ""))
+    return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 05 (labs/05-node-bring-up) ------------------------------------------------------------------------
+
+BRINGUP_MODEL = "H100-SXM5-80GB"
+BRINGUP_GPUS = 8
+BRINGUP_JOIN_AT = 300.0
+BRINGUP_NODES = ("h100-0", "h100-1", "h100-img-0")
+BRINGUP_PREINSTALLED = ("h100-img-0",)     # the node image ships the NVIDIA driver; the others have none
+BRINGUP_FAULT = ("DriverFailure", "h100-img-0", 0.0)
+BRINGUP_PODS = ("train-0", "train-1", "train-2")
+BRINGUP_DURATION = 7200.0
+DRIVER_DAEMONSET = "nvidia-driver-daemonset"
+DRIVER_DEPLOY = "nvidia.com/gpu.deploy.driver"
+
+
+def _operand_pod_on(result, daemonset: str, node: str):
+    return next((p for p in result.api.list("Pod", lambda p: p.metadata.namespace == "gpu-operator")
+                 if p.metadata.labels.get("app") == daemonset and p.spec.node_name == node), None)
+
+
+def check_bring_up(result, expect: str = "fixed") -> CheckResult:
+    """Check lab 05 from a finished run. ``expect``: ``"broken"`` (reproduce) or ``"fixed"``.
+
+    - ``"broken"``: :data:`BRINGUP_PREINSTALLED`'s driver pod (``nvidia-driver-daemonset-…``) is in
+      CrashLoopBackOff, the node advertises no ``nvidia.com/gpu``, one training pod stays Pending and the
+      ClusterPolicy is ``notReady``.
+    - ``"fixed"``: every node of :data:`BRINGUP_NODES` advertises its 8 GPUs, each training pod runs on its own
+      node with 8 GPUs and the ClusterPolicy is ``ready``. Rejected as false fixes: removing the fault,
+      changing the cluster (nodes, models, ``joinAt``), changing the pods, and turning the operator's driver
+      off where no driver is preinstalled (``spec.driver.enabled: false`` for the whole cluster, or the
+      label on the ``h100`` pool): those nodes would have no driver at all."""
+    if expect not in ("broken", "fixed"):
+        raise ValueError(f'expect must be "broken" or "fixed", not {expect!r}')
+    from ..api.duration import parse_duration
+    from ..api.nvidia_v1 import section_enabled
+    from ..views.kubectl import pod_status_text
+    c = _Lines()
+    sc = result.scenario
+    nodes = {n: (m.name, k) for n, (m, k) in sorted(sc.gpus.items())}
+    want = {n: (BRINGUP_MODEL, BRINGUP_GPUS) for n in BRINGUP_NODES}
+    joins = {n: sc.join_at.get(n, 0.0) for n in nodes}
+    ok = nodes == want and all(abs(joins[n] - BRINGUP_JOIN_AT) < 1e-9 for n in BRINGUP_NODES)
+    c.add(ok, f"集群未改动：{len(BRINGUP_NODES)} 台节点（{', '.join(BRINGUP_NODES)}）各 {BRINGUP_GPUS} 张 "
+              f"{BRINGUP_MODEL}，都在 t={BRINGUP_JOIN_AT:g}s 加入" if ok else
+          "集群被改动：" + ("，".join(f"{n} {k} 张 {m} 于 t={joins[n]:g}s 加入" for n, (m, k) in nodes.items())
+                          or "没有 GPU 节点") + f"（应为 {', '.join(BRINGUP_NODES)} 各 {BRINGUP_GPUS} 张 {BRINGUP_MODEL}，"
+                                               f"t={BRINGUP_JOIN_AT:g}s 加入）")
+    kind, fnode, at = BRINGUP_FAULT
+    faults = [f for f in sc.faults if f.spec.type == kind and f.spec.node == fnode]
+    kept = [f for f in faults if abs(parse_duration(f.spec.at) - at) < 1e-9 and not f.spec.downtime]
+    c.add(bool(kept), f"故障仍在：{kind} {fnode} t={at:g}s（预装驱动与 Operator 的驱动容器冲突，一直存在）" if kept
+          else (f"故障被改动：{kind} at {faults[0].spec.at}，downtime {faults[0].spec.downtime}" if faults
+                else f"故障被删掉了：场景里没有 {fnode} 上的 {kind}——节点镜像里的驱动不会因为删掉一行 YAML 消失"))
+
+    cp = sc.cluster_policy
+    if cp is None:   # the fault needs one: the loader rejects such a scenario before this runs
+        c.add(False, "没有 ClusterPolicy：GPU Operator 不再管理这些节点")
+    else:
+        enabled = section_enabled(cp.spec, "driver", True)
+        managed = [n for n in BRINGUP_NODES if n not in BRINGUP_PREINSTALLED]
+        labels = {n: (result.api.get("Node", "", n).metadata.labels.get(DRIVER_DEPLOY)
+                      if result.api.get("Node", "", n) is not None else None) for n in managed}
+        off = [n for n in managed if labels[n] != "true"]
+        c.add(enabled and not off, f"没有预装驱动的节点（{', '.join(managed)}）仍由 Operator 安装驱动"
+                                   f"（spec.driver.enabled，{DRIVER_DEPLOY}=true）" if enabled and not off else
+              ("ClusterPolicy spec.driver.enabled: false——" if not enabled else
+               f"{', '.join(f'{n} 的 {DRIVER_DEPLOY}={labels[n]}' for n in off)}——")
+              + f"{', '.join(managed)} 没有预装驱动，关掉 Operator 的驱动它们就没有驱动了")
+
+    units = _submitted(result, ("default",))
+    diff = []
+    for name in BRINGUP_PODS:
+        u = units.get(("default", name))
+        if u is None:
+            diff.append(f"缺少 {name}")
+            continue
+        if u.kind != "Pod" or u.gpus_per_pod != BRINGUP_GPUS:
+            diff.append(f"{name}: {u.kind}，申请 {u.gpus_per_pod:g} 张 nvidia.com/gpu（应为 Pod、{BRINGUP_GPUS} 张）")
+        have = dict(u.annotations).get(ANNOTATION_DURATION)
+        if have is None or abs(parse_duration(have) - BRINGUP_DURATION) > 1e-9:
+            diff.append(f"{name}: {ANNOTATION_DURATION} = {have}（应为 2h）")
+    diff += [f"多出 {n}" for (_, n) in sorted(units) if n not in BRINGUP_PODS]
+    c.add(not diff, f"负载未改动：{len(BRINGUP_PODS)} 个训练 Pod 各 {BRINGUP_GPUS} 张 GPU、2h" if not diff
+          else "负载被改动：" + "；".join(diff[:4]))
+
+    alloc = {}
+    for n in BRINGUP_NODES:
+        node = result.api.get("Node", "", n)
+        alloc[n] = int(float(node.status.allocatable.get("nvidia.com/gpu", "0"))) if node is not None else 0
+    held: dict[str, dict] = {}
+    from .. import metrics
+    for h in metrics.allocations(result):
+        if h.namespace == "default" and h.pod in BRINGUP_PODS:
+            held.setdefault(h.pod, {"node": h.node, "gpus": set(), "start": h.start})["gpus"].add(h.device)
+    state = result.operator.policy.status.state if getattr(result, "operator", None) is not None else "<none>"
+    if expect == "broken":
+        title = "实验 05 · 复现：一台节点的 GPU 始终没有出现"
+        for n in BRINGUP_PREINSTALLED:
+            drv = _operand_pod_on(result, DRIVER_DAEMONSET, n)
+            text = pod_status_text(drv) if drv is not None else "没有驱动 Pod"
+            c.add(drv is not None and text == "CrashLoopBackOff", f"{n}: {drv.metadata.name if drv else ''} {text}")
+            c.add(alloc.get(n, 0) == 0, f"{n}: allocatable nvidia.com/gpu = {alloc.get(n, 0)}")
+        pending = [p for p in BRINGUP_PODS if result.pod(p) is not None and not result.pod(p).spec.node_name]
+        c.add(len(pending) == 1, f"Pending 的训练 Pod：{', '.join(pending) or '无'}")
+        c.add(state == "notReady", f"ClusterPolicy status.state = {state}")
+    else:
+        title = "实验 05 · 修复：3 台节点都亮出 8 张 GPU，3 个训练 Pod 都在跑"
+        short = {n: k for n, k in alloc.items() if k != BRINGUP_GPUS}
+        c.add(not short, "每台节点 allocatable nvidia.com/gpu = " + "，".join(f"{n} {k}" for n, k in alloc.items())
+              + ("" if not short else f"（应为 {BRINGUP_GPUS}）"))
+        used = set()
+        for name in BRINGUP_PODS:
+            h = held.get(name)
+            ok = h is not None and len(h["gpus"]) == BRINGUP_GPUS and h["node"] not in used
+            if h is not None:
+                used.add(h["node"])
+            p = result.pod(name)
+            c.add(ok, f"{name}: 在 {h['node']} 上用 {len(h['gpus'])} 张 GPU，t={h['start']:.0f}s 开始（节点加入后 "
+                      f"{h['start'] - BRINGUP_JOIN_AT:.0f} s）" if h is not None else
+                  f"{name}: 没有拿到 GPU（{pod_status_text(p) if p is not None else '不存在'}）")
+        c.add(state == "ready", f"ClusterPolicy status.state = {state}")
     return CheckResult(c.ok, c.lines, title)
