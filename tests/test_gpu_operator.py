@@ -182,6 +182,27 @@ spec: {at: 1m, type: LabelNode, node: gpu-0, labels: {nvidia.com/gpu.deploy.devi
     assert r.operator.policy.status.state == "ready"   # the DaemonSet selects no node there any more
 
 
+@pytest.mark.parametrize("label, driver_pod, bring_up", [
+    (None, True, None),         # the operator's driver container: the fault breaks it, the node stays bare
+    ("false", False, 320.0),    # the DaemonSet's nodeSelector skips the node: the host's preinstalled driver serves
+    ("pre-installed", False, 320.0),   # any value but "true" (labelGPUNodes keeps a value set beforehand)
+])
+def test_deploy_driver_label_selects_the_host_driver(label, driver_pod, bring_up):
+    """state_manager.go labelGPUNodes only adds missing nvidia.com/gpu.deploy.* labels, and the driver DaemonSet
+    selects nvidia.com/gpu.deploy.driver=true: a node labelled otherwise runs on its preinstalled driver."""
+    labels = f', labels: {{nvidia.com/gpu.deploy.driver: "{label}"}}' if label else ""
+    text = pool(join="5m").replace("joinAt: 5m}", "joinAt: 5m" + labels + "}")
+    r = sim(POLICY, text, fault("DriverFailure"), pod())
+    pods = [p for p in r.operand_pods() if p.metadata.labels["app"] == "nvidia-driver-daemonset"]
+    assert bool(pods) == driver_pod
+    if driver_pod:   # the fault breaks the operator's driver container; the host driver is not the operator's
+        assert kubectl.pod_status_text(r.pod("train")) == "Pending" and r.ctx.holdings == []
+    else:
+        assert r.api.get("Node", "", "gpu-0").metadata.labels["nvidia.com/gpu.deploy.driver"] == label
+        assert r.operator.policy.status.state == "ready"
+        assert min(h.start for h in r.ctx.holdings if h.pod == "train") == pytest.approx(bring_up, abs=1.0)
+
+
 def test_seed_and_input_give_the_same_operand_pods():
     a, b = sim(POLICY, pool(join="1m")), sim(POLICY, pool(join="1m"))
     assert kubectl.get_pods(a, namespace=NAMESPACE) == kubectl.get_pods(b, namespace=NAMESPACE)
@@ -349,3 +370,21 @@ def test_simulation_is_deterministic():
     sc = load(texts=[("s", POLICY + pool(join="1m") + fault("DriverFailure", node="gpu-0") + pod())])
     a, b = Simulation(sc, seed=3).run(), Simulation(sc, seed=3).run()
     assert kubectl.get_pods(a, all_namespaces=True) == kubectl.get_pods(b, all_namespaces=True)
+
+
+def test_relabel_driver_false_removes_the_driver_pod_and_validates_the_host_driver():
+    """`kubectl label node gpu-0 nvidia.com/gpu.deploy.driver=false --overwrite` on a node whose driver container
+    crash-loops: the DaemonSet drops its pod, driver-validation finds the host's driver at its next 5 s retry and
+    the stack after it comes up."""
+    action = """---
+apiVersion: gpusim.io/v1alpha1
+kind: Action
+metadata: {name: relabel}
+spec: {at: 10m, type: LabelNode, node: gpu-0, labels: {nvidia.com/gpu.deploy.driver: "false"}}
+"""
+    r = sim(POLICY, pool(join="5m"), fault("DriverFailure"), pod(), action)
+    assert not [p for p in r.operand_pods() if p.metadata.labels["app"] == "nvidia-driver-daemonset"]
+    assert r.operator.policy.status.state == "ready"
+    start = min(h.start for h in r.ctx.holdings if h.pod == "train")
+    assert 600.0 < start < 660.0
+    assert r.api.get("Node", "", "gpu-0").status.allocatable["nvidia.com/gpu"] == "2"

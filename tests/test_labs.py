@@ -478,3 +478,181 @@ def test_fairness_volcano_queues(cap, passed):
     assert c.passed is passed, str(c)
     assert "✓ team-a 的负载未改动：6 个 Job（train-0, train-1, train-2, train-3, train-4, train-5），每个 8 个 Pod × 1 张 GPU" \
         in c.lines                                                      # Volcano Jobs read as the same workload
+
+
+# --- lab 06: UnexpectedAdmissionError after a kubelet restart ------------------------------------------------
+
+from gpusim.labs import check_admission  # noqa: E402
+from gpusim.labs.admission import as_jobs, with_cordon  # noqa: E402
+from gpusim.views.diagnose import diagnose_pod  # noqa: E402
+
+ADMISSION = (ROOT / "labs" / "06-admission-error" / "cluster.yaml").read_text()
+
+
+def admission_cordoned(cordon: str = "55s", uncordon: str = "95s", text: str = ADMISSION) -> str:
+    return with_cordon(text, cordon, uncordon)
+
+
+def admission_jobs(text: str = ADMISSION) -> str:
+    return as_jobs(text)
+
+
+@pytest.fixture(scope="module")
+def admission_broken():
+    return run(text=ADMISSION)
+
+
+def test_admission_broken_reproduces_and_is_not_a_fix(admission_broken):
+    c = check_admission(admission_broken, expect="broken")
+    assert c.passed, str(c)
+    assert any("no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu" in x for x in c.lines)
+    f = check_admission(admission_broken)
+    assert not f.passed
+    assert [x for x in f.lines if x.startswith("✗")] == [
+        "✗ bound-during-restart-1: 从未在 GPU 上运行（phase Failed，reason UnexpectedAdmissionError）",
+        "✗ bound-during-restart-2: 从未在 GPU 上运行（phase Failed，reason UnexpectedAdmissionError）"]
+
+
+def test_admission_diagnose_names_the_kubelet_restart(admission_broken):
+    for name in ("bound-during-restart-1", "bound-during-restart-2"):
+        d = diagnose_pod(admission_broken, name)
+        assert d.root_cause == "kubelet-restart"
+        assert d.root.layer == "kubelet"
+        assert "trace t=60s fault.KubeletRestart on a100-0" in d.root.evidence
+    assert diagnose_pod(admission_broken, "after-restart").findings == []
+
+
+def test_admission_cordon_until_the_plugin_is_back_passes():
+    r = run(text=admission_cordoned())
+    c = check_admission(r)
+    assert c.passed, str(c)
+    assert "✓ bound-during-restart-1: bound-during-restart-1 在 t=95s～216s 用 1 张 GPU 跑完（提交后等待 30 s）" in c.lines
+    assert not any(p.status.reason == "UnexpectedAdmissionError" for p in r.pods())
+    assert not check_admission(r, expect="broken").passed
+
+
+def test_uncordon_requeues_pods_nodeunschedulable_rejected():
+    """queue/events.go NodeSpecUnschedulableChange: uncordon moves the pods at once (not after the 5 m flush)."""
+    r = run(text=admission_cordoned())
+    starts = {h.pod: h.start for h in r.ctx.holdings}
+    assert 95.0 <= starts["bound-during-restart-1"] < 95.1
+
+
+def test_admission_job_that_recreates_the_pod_passes():
+    r = run(text=admission_jobs())
+    c = check_admission(r)
+    assert c.passed, str(c)
+    rejected = [p.metadata.name for p in r.pods() if p.status.reason == "UnexpectedAdmissionError"]
+    assert len(rejected) == 2 and all(n.startswith("bound-during-restart-") for n in rejected)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.split("---\napiVersion: gpusim.io/v1alpha1\nkind: Fault")[0] + "---\n" + t.split(
+        "downtime: 20s}\n---\n")[1], "✗ 故障被删掉了"),
+    (lambda t: t.replace("downtime: 20s", "downtime: 1s"), "✗ 故障被改动"),
+    (lambda t: t.replace("gpusim.io/submit-at: 65s", "gpusim.io/submit-at: 90s")
+     .replace("gpusim.io/submit-at: 70s", "gpusim.io/submit-at: 90s"), "bound-during-restart-1: 提交于 90s（应为 65s）"),
+    (lambda t: t.replace("name: worker, image: nvcr.io/nvidia/pytorch:24.08-py3, resources: {limits: {nvidia.com/gpu: 1}}",
+                         "name: worker, image: nvcr.io/nvidia/pytorch:24.08-py3"), "没有 limit 的容器里 nvidia-smi 看不到 GPU"),
+    (lambda t: t.replace("count: 1\n", "count: 2\n"), "✗ 集群被改动"),
+    (lambda t: t.replace("gpusim.io/duration: 2m, gpusim.io/submit-at: 65s", "gpusim.io/duration: 1s, gpusim.io/submit-at: 65s"),
+     "gpusim.io/duration = 1s"),
+    (lambda t: t.replace("restartPolicy: Never", "restartPolicy: OnFailure"), "✗ bound-during-restart-1: 从未在 GPU 上运行"),
+    (lambda t: admission_cordoned(uncordon="75s", text=t), "✗ bound-during-restart-1: 从未在 GPU 上运行"),
+], ids=["no-fault", "shorter-restart", "submit-later", "no-gpu-limit", "second-node", "shorter-work", "restart-policy",
+        "uncordon-too-early"])
+def test_admission_false_fixes_fail(edit, expected):
+    c = check_admission(run(text=edit(ADMISSION)))
+    assert not c.passed
+    assert any(expected in x for x in c.lines), str(c)
+
+
+def test_admission_expect_is_validated(admission_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_admission(admission_broken, expect="cascade")
+
+
+# --- lab 05: a node whose GPUs never appear ------------------------------------------------------------------
+
+from gpusim.labs import check_bring_up  # noqa: E402
+from gpusim.labs.bringup import relabel, with_pool_label  # noqa: E402
+
+BRING_UP = (ROOT / "labs" / "05-node-bring-up" / "cluster.yaml").read_text()
+IMG_POOL = """metadata: {name: h100-img}
+spec:
+  count: 1
+  joinAt: 5m
+  gpu: {model: H100-SXM5-80GB, count: 8}
+"""
+
+
+def bring_up_labelled(pool: str = "h100-img", value: str = "false", text: str = BRING_UP) -> str:
+    return with_pool_label(text, pool, value=value)
+
+
+@pytest.fixture(scope="module")
+def bring_up_broken():
+    return run(text=BRING_UP)
+
+
+def test_bring_up_broken_reproduces_and_is_not_a_fix(bring_up_broken):
+    c = check_bring_up(bring_up_broken, expect="broken")
+    assert c.passed, str(c)
+    f = check_bring_up(bring_up_broken)
+    assert [x for x in f.lines if x.startswith("✗")] == [
+        "✗ 每台节点 allocatable nvidia.com/gpu = h100-0 8，h100-1 8，h100-img-0 0（应为 8）",
+        "✗ train-2: 没有拿到 GPU（Pending）", "✗ ClusterPolicy status.state = notReady"]
+
+
+def test_bring_up_diagnose_names_the_driver(bring_up_broken):
+    d = diagnose_pod(bring_up_broken, "train-2")
+    assert [f.layer for f in d.findings] == ["scheduler", "gpu-operator", "gpu-operator"]
+    assert d.root_cause == "driver"
+    assert d.root.summary.startswith("nvidia-driver-daemonset-") and "CrashLoopBackOff" in d.root.summary
+    assert any("Unable to load the kernel module 'nvidia.ko'" in e for e in d.root.evidence)
+
+
+def test_bring_up_label_on_the_preinstalled_pool_passes():
+    r = run(text=bring_up_labelled())
+    c = check_bring_up(r)
+    assert c.passed, str(c)
+    assert "✓ train-0: 在 h100-img-0 上用 8 张 GPU，t=320s 开始（节点加入后 20 s）" in c.lines
+    assert not [p for p in r.operand_pods() if p.spec.node_name == "h100-img-0"
+                and p.metadata.labels["app"] == "nvidia-driver-daemonset"]
+    assert not check_bring_up(r, expect="broken").passed
+
+
+def test_bring_up_relabel_the_live_node_passes():
+    """The day-2 fix: `kubectl label node h100-img-0 nvidia.com/gpu.deploy.driver=false --overwrite` at 10m."""
+    c = check_bring_up(run(text=relabel(BRING_UP)))
+    assert c.passed, str(c)
+    assert "✓ train-2: 在 h100-img-0 上用 8 张 GPU，t=620s 开始（节点加入后 320 s）" in c.lines
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.replace("spec: {at: 0s, type: DriverFailure, node: h100-img-0}",
+                         "spec: {at: 0s, type: DriverFailure, node: h100-img-0, downtime: 1s}"), "✗ 故障被改动"),
+    (lambda t: t.split("---\napiVersion: gpusim.io/v1alpha1\nkind: Fault")[0] + "---\n" + t.split(
+        "node: h100-img-0}\n---\n")[1], "✗ 故障被删掉了"),
+    (lambda t: t.replace('driver: {enabled: true, version: "580.95.05"}', "driver: {enabled: false}"),
+     "✗ ClusterPolicy spec.driver.enabled: false"),
+    (lambda t: bring_up_labelled("h100", text=bring_up_labelled(text=t)), "h100-0 的 nvidia.com/gpu.deploy.driver=false"),
+    (lambda t: relabel(t, key="nvidia.com/gpu.deploy.operands"), "✗ train-2: 没有拿到 GPU"),
+    (lambda t: t.replace("  count: 2\n", "  count: 3\n"), "✗ 集群被改动"),
+    (lambda t: t.replace(IMG_POOL, IMG_POOL.replace("joinAt: 5m", "joinAt: 0s")), "✗ 集群被改动"),
+    (lambda t: t.replace("gpusim.io/duration: 2h}}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: trainer, "
+                         "image: nvcr.io/nvidia/pytorch:25.01-py3, resources: {limits: {nvidia.com/gpu: 8}}}",
+                         "gpusim.io/duration: 2h}}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: trainer, "
+                         "image: nvcr.io/nvidia/pytorch:25.01-py3, resources: {limits: {nvidia.com/gpu: 4}}}"),
+     "✗ 负载被改动"),
+], ids=["fault-downtime", "no-fault", "driver-disabled", "label-every-pool", "operands-off", "more-nodes",
+        "join-earlier", "fewer-gpus"])
+def test_bring_up_false_fixes_fail(edit, expected):
+    c = check_bring_up(run(text=edit(BRING_UP)))
+    assert not c.passed
+    assert any(expected in x for x in c.lines), str(c)
+
+
+def test_bring_up_expect_is_validated(bring_up_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_bring_up(bring_up_broken, expect="cascade")

@@ -380,3 +380,44 @@ def test_filters_run_with_then_without_the_nominated_pods():
     fw = RecordingFramework()
     sched.run_filters_with_nominated_pods(CycleState(), nominated, ni, fw)
     assert fw.calls == [["x"]]
+
+
+# --- node events: spec.unschedulable --------------------------------------------------------------------------
+# Ported from kubernetes v1.36 pkg/scheduler/backend/queue/events_test.go TestNodeSchedulingPropertiesChange's
+# spec.unschedulable rows (nodeSpecUnschedulableChanged is true only when the node becomes schedulable): the
+# event is visible as when a pod NodeUnschedulable rejected is scheduled again.
+import pytest  # noqa: E402
+
+from gpusim.cluster.simulation import run as run_text  # noqa: E402
+
+
+def _cordoned(*actions: tuple[str, str]) -> str:
+    docs = [pool(count=1, gpus=8), """apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {gpusim.io/duration: 1m, gpusim.io/submit-at: 10s}}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
+"""]
+    docs += [f"""apiVersion: gpusim.io/v1alpha1
+kind: Action
+metadata: {{name: a{i}}}
+spec: {{at: {at}, type: {kind}, node: a100-0}}
+""" for i, (kind, at) in enumerate(actions)]
+    return "---\n".join(docs)
+
+
+@pytest.mark.parametrize("actions, bound_at", [
+    # "only node spec unavailable changed" (unschedulable → schedulable): NodeSpecUnschedulableChange at once
+    ([("CordonNode", "0s"), ("UncordonNode", "40s")], 40.0),
+    # schedulable → unschedulable is no event: the pod stays in unschedulablePods until the uncordon
+    ([("CordonNode", "0s"), ("CordonNode", "20s"), ("UncordonNode", "50s")], 50.0),
+    # never uncordoned: no event; the 5 m flush retries it and NodeUnschedulable rejects it again
+    ([("CordonNode", "0s")], None),
+], ids=["uncordon", "cordon-again-is-no-event", "never-uncordoned"])
+def test_uncordon_is_an_update_node_taint_event(actions, bound_at):
+    r = run_text(text=_cordoned(*actions) + "---\napiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+            "spec: {until: 10m}\n")
+    scheduled = [e.last_timestamp for e in r.events.events if e.reason == "Scheduled"]
+    assert scheduled == ([] if bound_at is None else [bound_at])

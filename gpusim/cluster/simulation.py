@@ -32,7 +32,7 @@ from ..controlplane.context import Context, Timing
 from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
 from ..api.gpusim_v1alpha1 import NVLINK_XID
-from ..api.nvidia_operands import NFD_PCI_LABELS, is_operand_pod
+from ..api.nvidia_operands import DEPLOY_PREFIX, NFD_PCI_LABELS, is_operand_pod
 from ..api.nvidia_v1 import section_enabled
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
 from ..hardware import xid as xids
@@ -50,6 +50,7 @@ from ..scheduler.scheduler import Scheduler
 from .components import COMPONENTS
 from .scenario import Scenario, load
 
+DRIVER_DEPLOY_LABEL = DEPLOY_PREFIX + "driver"
 DEFAULT_DOWNTIME = {"KubeletRestart": 10.0, "DevicePluginCrash": 10.0}
 # A run without spec.until ends when nothing but housekeeping is left, or at this horizon, whichever comes
 # first: some scenarios never settle (a Workload that waitForPodsReady evicts and requeues for ever, a Job with
@@ -197,8 +198,11 @@ class Simulation:
                     for k in gfd:
                         node.metadata.labels.pop(k, None)
                     node.metadata.labels.pop("nvidia.com/mig.config.state", None)
-                kl.operands = OperandHost(kl, up=not joins, host_driver=not section_enabled(cp.spec, "driver", True),
-                                          gfd_labels=gfd)
+                # the driver DaemonSet selects nvidia.com/gpu.deploy.driver=true (labelGPUNodes keeps a value set
+                # beforehand): with the driver section off, or a node labelled otherwise, the host's own driver serves
+                host_driver = not section_enabled(cp.spec, "driver", True) or \
+                    node.metadata.labels.get(DRIVER_DEPLOY_LABEL, "true") != "true"
+                kl.operands = OperandHost(kl, up=not joins, host_driver=host_driver, gfd_labels=gfd)
             if plugin is not None and cp is not None and model.mig_capable \
                     and section_enabled(cp.spec, "mig_manager", True):
                 # the operator deploys mig-manager on nodes labelled nvidia.com/mig.capable=true

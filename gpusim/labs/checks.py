@@ -18,6 +18,15 @@ share one A100-80GB; ``llm-3``'s KV cache grows from 15Gi to 40Gi over 10m.
 ``check_fairness`` — lab 03 (``labs/03-multi-tenant-fairness``): the workload of
 :class:`gpusim.comparison.MultiTenant`; team B gets its guaranteed GPUs within a bound of submitting, while
 both teams' Jobs, team A's completed gangs and the cluster stay as the lab defines them.
+
+``check_bring_up`` — lab 05 (``labs/05-node-bring-up``): three H100 nodes join at 5m and the GPU Operator brings
+them up; on the one whose image ships a driver, the operator's driver container crash-loops and the node never
+advertises GPUs. Fixed when every node advertises its 8 GPUs and each training pod runs on one, with the
+operator's driver kept where there is no preinstalled one.
+
+``check_admission`` — lab 06 (``labs/06-admission-error``): a kubelet restart; the pods bound meanwhile fail
+``UnexpectedAdmissionError``. Fixed when every workload still runs to completion on its GPUs with the restart
+kept (a Job that recreates the pod, or the node cordoned until the device plugin is back).
 """
 from __future__ import annotations
 
@@ -459,4 +468,259 @@ def check_fairness(result, workload=None, within: float = FAIRNESS_WAIT_BOUND_S)
     from ..comparison import EVICTED_KINDS, EVICTION_REASONS
     evictions = sum(1 for e in result.events.log if e.reason in EVICTION_REASONS and e.object.kind in EVICTED_KINDS)
     c.lines.append(f"· 驱逐 / 抢占事件 {evictions} 次")
+    return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 06 (labs/06-admission-error) ----------------------------------------------------------------------
+
+ADMISSION_NODE = "a100-0"
+ADMISSION_MODEL = "A100-SXM4-80GB"
+ADMISSION_GPUS = 8
+# the kubelet restart the lab injects: (type, node, at, downtime), as examples/admission-error.yaml declares it
+ADMISSION_FAULT = ("KubeletRestart", ADMISSION_NODE, 60.0, 20.0)
+# workload name → (submitted at s, nvidia.com/gpu per pod, gpusim.io/duration s); a Pod or a one-pod Job
+ADMISSION_WORKLOADS: dict[str, tuple[float, int, float]] = {
+    "running-before": (0.0, 2, 300.0),
+    "bound-during-restart-1": (65.0, 1, 120.0),
+    "bound-during-restart-2": (70.0, 2, 120.0),
+    "after-restart": (82.0, 1, 120.0),
+    "much-later": (180.0, 4, 120.0),
+}
+ADMISSION_VICTIMS = ("bound-during-restart-1", "bound-during-restart-2")
+ADMISSION_REASON = "UnexpectedAdmissionError"        # kubelet lifecycle: the admit handler's reason
+ADMISSION_NO_HEALTHY = "no healthy devices present"  # devicemanager: devicesToAllocate after a restart
+
+
+def _admission_fault_kept(result) -> tuple[bool, str]:
+    from ..api.duration import parse_duration
+    kind, node, at, down = ADMISSION_FAULT
+    faults = [f for f in result.scenario.faults if f.spec.type == kind and f.spec.node == node]
+    same = [f for f in faults if abs(parse_duration(f.spec.at) - at) < 1e-9
+            and abs(parse_duration(f.spec.downtime or "0s") - down) < 1e-9]
+    injected = [r for r in result.trace.records if r.function == f"fault.{kind}" and r.object == f"Node {node}"]
+    if same and injected:
+        return True, f"故障仍在：{kind} {node} t={at:g}s，停机 {down:g}s（trace t={injected[0].time:g}s 注入）"
+    if not faults:
+        return False, f"故障被删掉了：场景里没有 {node} 上的 {kind}——kubelet 升级/重启是运维的日常，修复必须扛得住它"
+    f = faults[0]
+    return False, f"故障被改动：{kind} at {f.spec.at}，downtime {f.spec.downtime}（应为 at {at:g}s，downtime {down:g}s）"
+
+
+def _admission_held(result) -> dict[str, list[tuple[str, int, float, float]]]:
+    """Workload → the pods of it that held GPUs: (pod, GPUs held, first start, last end)."""
+    from .. import metrics
+    by_pod: dict[str, list] = {}
+    for h in metrics.allocations(result):
+        if h.namespace == "default":
+            by_pod.setdefault(h.pod, []).append(h)
+    out: dict[str, list] = {}
+    for pod, hs in sorted(by_pod.items()):
+        job = pod if pod in ADMISSION_WORKLOADS else _job_of(metrics.PodRecord("default", pod), set(ADMISSION_WORKLOADS))
+        if job is not None:
+            out.setdefault(job, []).append((pod, len({h.device for h in hs}), min(h.start for h in hs),
+                                            max(h.end for h in hs)))
+    return out
+
+
+def check_admission(result, expect: str = "fixed") -> CheckResult:
+    """Check lab 06 from a finished run. ``expect``: ``"broken"`` (reproduce) or ``"fixed"``.
+
+    The lab's node restarts its kubelet at 60 s for 20 s; the pods bound meanwhile are admitted before the
+    NVIDIA device plugin registers again and fail ``UnexpectedAdmissionError`` (pkg/kubelet/cm/devicemanager
+    manager.go devicesToAllocate: ``no healthy devices present; cannot allocate unhealthy devices``), and a
+    Failed bare pod is never retried.
+
+    - ``"broken"``: both :data:`ADMISSION_VICTIMS` end ``Failed`` with that reason and never hold a GPU.
+    - ``"fixed"``: every workload of :data:`ADMISSION_WORKLOADS` (a bare Pod or a one-pod batch/v1 Job of that
+      name) ran to completion on its GPUs for its whole duration. Rejected as false fixes: dropping or moving
+      the kubelet restart, changing the cluster, submitting later, requesting fewer GPUs (a pod without the
+      ``nvidia.com/gpu`` limit runs, but its container sees no GPU) or shortening the work."""
+    if expect not in ("broken", "fixed"):
+        raise ValueError(f'expect must be "broken" or "fixed", not {expect!r}')
+    from ..api.duration import parse_duration
+    c = _Lines()
+    nodes = {n: (m.name, k) for n, (m, k) in sorted(result.scenario.gpus.items())}
+    ok = nodes == {ADMISSION_NODE: (ADMISSION_MODEL, ADMISSION_GPUS)}
+    c.add(ok, f"集群未改动：1 台 {ADMISSION_NODE}，{ADMISSION_GPUS} 张 {ADMISSION_MODEL}" if ok else
+          "集群被改动：" + ("，".join(f"{n} {k} 张 {m}" for n, (m, k) in nodes.items()) or "没有 GPU 节点")
+          + f"（应为 1 台 {ADMISSION_NODE}，{ADMISSION_GPUS} 张 {ADMISSION_MODEL}）")
+    ok, text = _admission_fault_kept(result)
+    c.add(ok, text)
+
+    units = _submitted(result, ("default",))
+    diff = []
+    for name, (submit, gpus, duration) in ADMISSION_WORKLOADS.items():
+        u = units.get(("default", name))
+        if u is None:
+            diff.append(f"缺少 {name}")
+            continue
+        if u.pods != 1:
+            diff.append(f"{name}: {u.pods} 个 Pod（应为 1）")
+        if u.gpus_per_pod != gpus:
+            diff.append(f"{name}: 申请 {u.gpus_per_pod:g} 张 nvidia.com/gpu（应为 {gpus}）"
+                        + ("——没有 limit 的容器里 nvidia-smi 看不到 GPU" if u.gpus_per_pod == 0 else ""))
+        if abs(u.submit_at - submit) > 1e-9:
+            diff.append(f"{name}: 提交于 {u.submit_at:g}s（应为 {submit:g}s）")
+        have = dict(u.annotations).get(ANNOTATION_DURATION)
+        if have is None or abs(parse_duration(have) - duration) > 1e-9:
+            diff.append(f"{name}: {ANNOTATION_DURATION} = {have}（应为 {duration:g}s）")
+    diff += [f"多出 {n}" for (_, n) in sorted(units) if n not in ADMISSION_WORKLOADS]
+    c.add(not diff, f"负载未改动：{len(ADMISSION_WORKLOADS)} 个负载的提交时间、GPU 数、时长与实验相同" if not diff
+          else "负载被改动：" + "；".join(diff[:4]) + (f"……（共 {len(diff)} 处）" if len(diff) > 4 else ""))
+
+    held = _admission_held(result)
+    rejected = sorted(p.metadata.name for p in result.pods() if p.status.reason == ADMISSION_REASON)
+    if expect == "broken":
+        title = "实验 06 · 复现 UnexpectedAdmissionError"
+        for name in ADMISSION_VICTIMS:
+            p = result.pod(name)
+            msg = (p.status.message or "") if p is not None else ""
+            ok = (p is not None and p.status.phase == "Failed" and p.status.reason == ADMISSION_REASON
+                  and ADMISSION_NO_HEALTHY in msg and name not in held)
+            c.add(ok, f"{name}: phase {p.status.phase if p else '不存在'}，reason {p.status.reason if p else ''}"
+                      + ("，从未拿到 GPU" if name not in held else f"，却持有过 GPU"))
+        if result.pod(ADMISSION_VICTIMS[0]) is not None:
+            c.lines.append(f"· status.message: {result.pod(ADMISSION_VICTIMS[0]).status.message}")
+    else:
+        title = "实验 06 · 修复：kubelet 重启后每个负载都在自己的 GPU 上跑完"
+        for name, (submit, gpus, duration) in ADMISSION_WORKLOADS.items():
+            runs = held.get(name, [])
+            done = [(pod, k, t0, t1) for pod, k, t0, t1 in runs if k == gpus and t1 - t0 >= duration - 1e-6
+                    and (result.pod(pod) is None or result.pod(pod).status.phase == "Succeeded")]
+            if done:
+                pod, k, t0, t1 = done[0]
+                c.add(True, f"{name}: {pod} 在 t={t0:.0f}s～{t1:.0f}s 用 {k} 张 GPU 跑完（提交后等待 {t0 - submit:.0f} s）")
+            elif runs:
+                pod, k, t0, t1 = runs[-1]
+                c.add(False, f"{name}: {pod} 用 {k} 张 GPU 跑了 {t1 - t0:.0f} s（应为 {gpus} 张、{duration:g} s，并成功结束）")
+            else:
+                p = result.pod(name)
+                why = "没有 Pod 拿到 GPU" if p is None else f"phase {p.status.phase or 'Pending'}" + (
+                    f"，reason {p.status.reason}" if p.status.reason else "")
+                c.add(False, f"{name}: 从未在 GPU 上运行（{why}）")
+        c.lines.append(f"· 被 kubelet 以 {ADMISSION_REASON} 拒绝的 Pod：{len(rejected)} 个"
+                       + (f"（{', '.join(rejected)}；由控制器重建的可以接受）" if rejected else ""))
+    return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 05 (labs/05-node-bring-up) ------------------------------------------------------------------------
+
+BRINGUP_MODEL = "H100-SXM5-80GB"
+BRINGUP_GPUS = 8
+BRINGUP_JOIN_AT = 300.0
+BRINGUP_NODES = ("h100-0", "h100-1", "h100-img-0")
+BRINGUP_PREINSTALLED = ("h100-img-0",)     # the node image ships the NVIDIA driver; the others have none
+BRINGUP_FAULT = ("DriverFailure", "h100-img-0", 0.0)
+BRINGUP_PODS = ("train-0", "train-1", "train-2")
+BRINGUP_DURATION = 7200.0
+DRIVER_DAEMONSET = "nvidia-driver-daemonset"
+DRIVER_DEPLOY = "nvidia.com/gpu.deploy.driver"
+
+
+def _operand_pod_on(result, daemonset: str, node: str):
+    return next((p for p in result.api.list("Pod", lambda p: p.metadata.namespace == "gpu-operator")
+                 if p.metadata.labels.get("app") == daemonset and p.spec.node_name == node), None)
+
+
+def check_bring_up(result, expect: str = "fixed") -> CheckResult:
+    """Check lab 05 from a finished run. ``expect``: ``"broken"`` (reproduce) or ``"fixed"``.
+
+    - ``"broken"``: :data:`BRINGUP_PREINSTALLED`'s driver pod (``nvidia-driver-daemonset-…``) is in
+      CrashLoopBackOff, the node advertises no ``nvidia.com/gpu``, one training pod stays Pending and the
+      ClusterPolicy is ``notReady``.
+    - ``"fixed"``: every node of :data:`BRINGUP_NODES` advertises its 8 GPUs, each training pod runs on its own
+      node with 8 GPUs and the ClusterPolicy is ``ready``. Rejected as false fixes: removing the fault,
+      changing the cluster (nodes, models, ``joinAt``), changing the pods, and turning the operator's driver
+      off where no driver is preinstalled (``spec.driver.enabled: false`` for the whole cluster, or the
+      label on the ``h100`` pool): those nodes would have no driver at all."""
+    if expect not in ("broken", "fixed"):
+        raise ValueError(f'expect must be "broken" or "fixed", not {expect!r}')
+    from ..api.duration import parse_duration
+    from ..api.nvidia_v1 import section_enabled
+    from ..views.kubectl import pod_status_text
+    c = _Lines()
+    sc = result.scenario
+    nodes = {n: (m.name, k) for n, (m, k) in sorted(sc.gpus.items())}
+    want = {n: (BRINGUP_MODEL, BRINGUP_GPUS) for n in BRINGUP_NODES}
+    joins = {n: sc.join_at.get(n, 0.0) for n in nodes}
+    ok = nodes == want and all(abs(joins[n] - BRINGUP_JOIN_AT) < 1e-9 for n in BRINGUP_NODES)
+    c.add(ok, f"集群未改动：{len(BRINGUP_NODES)} 台节点（{', '.join(BRINGUP_NODES)}）各 {BRINGUP_GPUS} 张 "
+              f"{BRINGUP_MODEL}，都在 t={BRINGUP_JOIN_AT:g}s 加入" if ok else
+          "集群被改动：" + ("，".join(f"{n} {k} 张 {m} 于 t={joins[n]:g}s 加入" for n, (m, k) in nodes.items())
+                          or "没有 GPU 节点") + f"（应为 {', '.join(BRINGUP_NODES)} 各 {BRINGUP_GPUS} 张 {BRINGUP_MODEL}，"
+                                               f"t={BRINGUP_JOIN_AT:g}s 加入）")
+    kind, fnode, at = BRINGUP_FAULT
+    faults = [f for f in sc.faults if f.spec.type == kind and f.spec.node == fnode]
+    kept = [f for f in faults if abs(parse_duration(f.spec.at) - at) < 1e-9 and not f.spec.downtime]
+    c.add(bool(kept), f"故障仍在：{kind} {fnode} t={at:g}s（预装驱动与 Operator 的驱动容器冲突，一直存在）" if kept
+          else (f"故障被改动：{kind} at {faults[0].spec.at}，downtime {faults[0].spec.downtime}" if faults
+                else f"故障被删掉了：场景里没有 {fnode} 上的 {kind}——节点镜像里的驱动不会因为删掉一行 YAML 消失"))
+
+    cp = sc.cluster_policy
+    if cp is None:   # the fault needs one: the loader rejects such a scenario before this runs
+        c.add(False, "没有 ClusterPolicy：GPU Operator 不再管理这些节点")
+    else:
+        enabled = section_enabled(cp.spec, "driver", True)
+        managed = [n for n in BRINGUP_NODES if n not in BRINGUP_PREINSTALLED]
+        labels = {n: (result.api.get("Node", "", n).metadata.labels.get(DRIVER_DEPLOY)
+                      if result.api.get("Node", "", n) is not None else None) for n in managed}
+        off = [n for n in managed if labels[n] != "true"]
+        c.add(enabled and not off, f"没有预装驱动的节点（{', '.join(managed)}）仍由 Operator 安装驱动"
+                                   f"（spec.driver.enabled，{DRIVER_DEPLOY}=true）" if enabled and not off else
+              ("ClusterPolicy spec.driver.enabled: false——" if not enabled else
+               f"{', '.join(f'{n} 的 {DRIVER_DEPLOY}={labels[n]}' for n in off)}——")
+              + f"{', '.join(managed)} 没有预装驱动，关掉 Operator 的驱动它们就没有驱动了")
+
+    units = _submitted(result, ("default",))
+    diff = []
+    for name in BRINGUP_PODS:
+        u = units.get(("default", name))
+        if u is None:
+            diff.append(f"缺少 {name}")
+            continue
+        if u.kind != "Pod" or u.gpus_per_pod != BRINGUP_GPUS:
+            diff.append(f"{name}: {u.kind}，申请 {u.gpus_per_pod:g} 张 nvidia.com/gpu（应为 Pod、{BRINGUP_GPUS} 张）")
+        have = dict(u.annotations).get(ANNOTATION_DURATION)
+        if have is None or abs(parse_duration(have) - BRINGUP_DURATION) > 1e-9:
+            diff.append(f"{name}: {ANNOTATION_DURATION} = {have}（应为 2h）")
+    diff += [f"多出 {n}" for (_, n) in sorted(units) if n not in BRINGUP_PODS]
+    c.add(not diff, f"负载未改动：{len(BRINGUP_PODS)} 个训练 Pod 各 {BRINGUP_GPUS} 张 GPU、2h" if not diff
+          else "负载被改动：" + "；".join(diff[:4]))
+
+    alloc = {}
+    for n in BRINGUP_NODES:
+        node = result.api.get("Node", "", n)
+        alloc[n] = int(float(node.status.allocatable.get("nvidia.com/gpu", "0"))) if node is not None else 0
+    held: dict[str, dict] = {}
+    from .. import metrics
+    for h in metrics.allocations(result):
+        if h.namespace == "default" and h.pod in BRINGUP_PODS:
+            held.setdefault(h.pod, {"node": h.node, "gpus": set(), "start": h.start})["gpus"].add(h.device)
+    state = result.operator.policy.status.state if getattr(result, "operator", None) is not None else "<none>"
+    if expect == "broken":
+        title = "实验 05 · 复现：一台节点的 GPU 始终没有出现"
+        for n in BRINGUP_PREINSTALLED:
+            drv = _operand_pod_on(result, DRIVER_DAEMONSET, n)
+            text = pod_status_text(drv) if drv is not None else "没有驱动 Pod"
+            c.add(drv is not None and text == "CrashLoopBackOff", f"{n}: {drv.metadata.name if drv else ''} {text}")
+            c.add(alloc.get(n, 0) == 0, f"{n}: allocatable nvidia.com/gpu = {alloc.get(n, 0)}")
+        pending = [p for p in BRINGUP_PODS if result.pod(p) is not None and not result.pod(p).spec.node_name]
+        c.add(len(pending) == 1, f"Pending 的训练 Pod：{', '.join(pending) or '无'}")
+        c.add(state == "notReady", f"ClusterPolicy status.state = {state}")
+    else:
+        title = "实验 05 · 修复：3 台节点都亮出 8 张 GPU，3 个训练 Pod 都在跑"
+        short = {n: k for n, k in alloc.items() if k != BRINGUP_GPUS}
+        c.add(not short, "每台节点 allocatable nvidia.com/gpu = " + "，".join(f"{n} {k}" for n, k in alloc.items())
+              + ("" if not short else f"（应为 {BRINGUP_GPUS}）"))
+        used = set()
+        for name in BRINGUP_PODS:
+            h = held.get(name)
+            ok = h is not None and len(h["gpus"]) == BRINGUP_GPUS and h["node"] not in used
+            if h is not None:
+                used.add(h["node"])
+            p = result.pod(name)
+            c.add(ok, f"{name}: 在 {h['node']} 上用 {len(h['gpus'])} 张 GPU，t={h['start']:.0f}s 开始（节点加入后 "
+                      f"{h['start'] - BRINGUP_JOIN_AT:.0f} s）" if h is not None else
+                  f"{name}: 没有拿到 GPU（{pod_status_text(p) if p is not None else '不存在'}）")
+        c.add(state == "ready", f"ClusterPolicy status.state = {state}")
     return CheckResult(c.ok, c.lines, title)

@@ -33,7 +33,7 @@ import simpy
 
 from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
                            ContainerStatus, Pod)
-from ..api.nvidia_operands import (CUDA_READY, DRIVER_CTR_READY, DRIVER_READY, MSG_NO_GPU_RESOURCES, MSG_RETRY,
+from ..api.nvidia_operands import (CUDA_READY, DEPLOY_PREFIX, DRIVER_CTR_READY, DRIVER_READY, MSG_NO_GPU_RESOURCES, MSG_RETRY,
                                    MSG_VALIDATED, MSG_WAIT_STACK, MSG_WAIT_TOOLKIT, PAUSED_VALUES, PLUGIN_READY,
                                    PLUGIN_VALIDATION_RETRIES, RUNTIME_HANDLERS, TOOLKIT_READY, VALIDATOR_SLEEP_SECONDS)
 from ..componenthelpers.podutil import set_condition
@@ -172,6 +172,13 @@ class OperandHost:
                 self._stop_plugin_for_deletion()
             if c.name == "nvidia-dcgm-exporter":
                 self._exporter_stopped()
+
+    def _host_driver_selected(self) -> bool:
+        """A node relabelled ``nvidia.com/gpu.deploy.driver`` to anything but ``true`` loses its driver pod; the
+        validator's driver-validation then checks the host's own driver (cmd/nvidia-validator validateDriver:
+        ``chroot /`` when /run/nvidia/driver is absent), which gpusim takes as preinstalled."""
+        node = self.ctx.api.get("Node", "", self.node)
+        return node is not None and node.metadata.labels.get(DEPLOY_PREFIX + "driver", "true") != "true"
 
     def power_off(self) -> None:
         self.files.clear()
@@ -366,6 +373,9 @@ class OperandHost:
             return (yield ev)
         if name == "driver-validation":
             while not self.driver_loaded:
+                if self._host_driver_selected():
+                    self.driver_loaded = True
+                    break
                 self._log(pod, name, "running command chroot with args [/run/nvidia/driver nvidia-smi]")
                 self._log(pod, name, MSG_RETRY)
                 yield from self._poll()

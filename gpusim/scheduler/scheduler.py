@@ -189,6 +189,7 @@ class Scheduler:
         self._inflight: dict[str, list[str]] = {}                   # waiting pod uid → cluster events seen
         self._plugin_events: Optional[dict[str, set]] = None
         self.nodes: dict[str, NodeInfo] = {}
+        self._unschedulable: dict[str, bool] = {}   # node → spec.unschedulable last seen (for uncordon events)
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
         self.next_start_node_index = 0
@@ -345,15 +346,21 @@ class Scheduler:
             ni = self.nodes.get(name)
             if ni is None:
                 self.nodes[name] = NodeInfo(node, on_change=self._node_info_changed)
+                self._unschedulable[name] = bool(node.spec.unschedulable)
                 self.table.invalidate()
                 self._move("Node/Add")
                 continue
             old_alloc = dict(ni.allocatable.values)
             old_taints = [(t.key, t.value, t.effect) for t in ni.node.spec.taints]
+            was_unschedulable = self._unschedulable.get(name, False)
+            self._unschedulable[name] = bool(node.spec.unschedulable)
             ni.set_node(node)
             if ni.allocatable.values != old_alloc:
                 self._move("Node/UpdateNodeAllocatable")
-            if old_taints != [(t.key, t.value, t.effect) for t in node.spec.taints]:
+            # queue/events.go NodeSpecUnschedulableChange: an uncordon (spec.unschedulable true → false) is an
+            # UpdateNodeTaint event, so the pods NodeUnschedulable rejected retry at once
+            uncordoned = was_unschedulable and not node.spec.unschedulable
+            if uncordoned or old_taints != [(t.key, t.value, t.effect) for t in node.spec.taints]:
                 self._move("Node/UpdateNodeTaint")
 
     def _custom_loop(self, resource: str, watch) -> Generator:

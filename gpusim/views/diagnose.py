@@ -33,7 +33,8 @@ FIXES: dict[str, str] = {
                 "node labels/taints.",
     "driver": "Repair the driver path on the node (kernel headers for the running kernel, Secure Boot signing, "
               "a conflicting preinstalled driver or nouveau) or use a precompiled or preinstalled driver "
-              "(ClusterPolicy spec.driver.usePrecompiled, or spec.driver.enabled: false); then delete the driver "
+              "(ClusterPolicy spec.driver.usePrecompiled; spec.driver.enabled: false when every node has one, or "
+              "the node label nvidia.com/gpu.deploy.driver=false on the nodes that do); then delete the driver "
               "pod so its DaemonSet recreates it and the operands after it start (the device plugin pod too, so "
               "it sees the GPUs healthy again).",
     "toolkit": "Let the container toolkit configure containerd (`nvidia-ctk runtime configure --runtime=containerd`"
