@@ -1,7 +1,7 @@
 """An apiserver-like object store (mirrors k8s.io/apiserver's registry + watch cache, much reduced).
 
 Objects are kept by kind and namespace/name, get a uid, a resourceVersion and a creation time, and
-every change is pushed to watchers as a ``WatchEvent`` on a simpy Store, which the watching
+every change is pushed to watchers as a ``WatchEvent`` on a ``WatchStream``, which the watching
 component consumes in its own process: components never call each other, only the store.
 """
 from __future__ import annotations
@@ -20,6 +20,42 @@ ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 class WatchEvent:
     type: str
     obj: Any
+
+
+class WatchStream:
+    """One watcher's event stream (the input channel of k8s.io/apiserver/pkg/storage/cacher cacheWatcher),
+    consumed by ``ev = yield stream.get()``.
+
+    It behaves exactly as an unbounded ``simpy.Store`` does, event for event: ``put`` appends the item and
+    schedules a triggered put event whose callback hands the oldest item to the oldest waiting getter; ``get``
+    succeeds at once when an item is queued, else waits. The same events are scheduled in the same order
+    (so every run's interleaving, and every decision, is the store's), without simpy's generic resource
+    machinery (put/get queues scanned on every trigger, context-manager events), which cost about a
+    seventh of a large run's time."""
+
+    __slots__ = ("_env", "items", "_getters")
+
+    def __init__(self, env: simpy.Environment):
+        self._env = env
+        self.items: list[Any] = []
+        self._getters: list[simpy.Event] = []
+
+    def put(self, item: Any) -> simpy.Event:
+        self.items.append(item)
+        ev = simpy.Event(self._env)
+        ev.callbacks.append(self._trigger_get)
+        return ev.succeed()
+
+    def get(self) -> simpy.Event:
+        ev = simpy.Event(self._env)
+        self._getters.append(ev)
+        self._trigger_get(None)
+        return ev
+
+    def _trigger_get(self, _event: Any) -> None:
+        # simpy BaseResource._trigger_get with Store._do_get: only the first waiting getter is tried
+        if self._getters and self.items:
+            self._getters.pop(0).succeed(self.items.pop(0))
 
 
 class NotFound(KeyError):
@@ -47,8 +83,8 @@ class APIServer:
         self.env = env
         self.rng = rng
         self._objects: dict[str, dict[tuple[str, str], Any]] = {}
-        self._watchers: dict[str, list[simpy.Store]] = {}
-        self._node_pod_watchers: dict[str, list[simpy.Store]] = {}
+        self._watchers: dict[str, list[WatchStream]] = {}
+        self._node_pod_watchers: dict[str, list[WatchStream]] = {}
         self._rv = 0
         self._by_uid: dict[str, Any] = {}   # uid → stored object (what a field index on metadata.uid would give)
         self.admission: dict[str, Callable[[Any], None]] = {}   # kind → mutating admission
@@ -114,16 +150,16 @@ class APIServer:
         objs = self._objects.get(kind, {}).values()
         return [o for o in objs if where is None or where(o)]
 
-    def watch(self, kind: str) -> simpy.Store:
+    def watch(self, kind: str) -> WatchStream:
         """A stream of WatchEvents for ``kind``; existing objects are replayed as ADDED first."""
-        store = simpy.Store(self.env)
+        store = WatchStream(self.env)
         for obj in self._objects.get(kind, {}).values():
             store.put(WatchEvent(ADDED, obj))
         self._watchers.setdefault(kind, []).append(store)
         return store
 
-    def watch_node_pods(self, node: str) -> simpy.Store:
+    def watch_node_pods(self, node: str) -> WatchStream:
         """Pods with ``spec.nodeName=<node>`` (a field-selector watch, as the kubelet's pod source uses)."""
-        store = simpy.Store(self.env)
+        store = WatchStream(self.env)
         self._node_pod_watchers.setdefault(node, []).append(store)
         return store

@@ -34,7 +34,7 @@ from .queue import SchedulingQueue
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
-from .vectorized import SCORE_SKIP_ONLY, NodeTable, eligible, find_feasible, score as vector_score
+from .vectorized import SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, score as vector_score
 
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
@@ -614,7 +614,10 @@ class Scheduler:
         attempt.statuses = res.statuses
         names = table.names
         feasible_idx = res.feasible
-        attempt.feasible = lambda: [names[i] for i in feasible_idx]
+        # the Attempt keeps its lazy views on compact arrays, not on the cycle's Python lists and int64 columns:
+        # a 10,000-pod run keeps one Attempt per pod (AttemptLog), and those were most of its memory
+        kept = compact(np.asarray(feasible_idx))
+        attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible))
         if not res.feasible:
@@ -635,10 +638,14 @@ class Scheduler:
             idx = np.asarray(res.feasible, dtype=np.int64)
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
             weights = fw.weights
+            kept_parts = {}
+            for pl, (raw, norm) in parts.items():
+                raw_c = compact(raw)
+                kept_parts[pl] = (raw_c, raw_c if norm is raw else compact(norm))
 
             def breakdown() -> dict:
                 return {names[i]: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])
-                                   for pl, (raw, norm) in parts.items()} for k, i in enumerate(feasible_idx)}
+                                   for pl, (raw, norm) in kept_parts.items()} for k, i in enumerate(kept.tolist())}
             attempt.scores = breakdown
         best = int(totals.max())
         ties = np.flatnonzero(totals == best)

@@ -117,13 +117,23 @@ def eligible(fw, state, skipped: set[str]) -> bool:
 
 
 class BatchResult:
-    """Feasible nodes (in search order), the number processed, and lazily built statuses."""
+    """Feasible nodes (in search order), the number processed, and ``statuses()``, building the rejected nodes'
+    statuses lazily (the function alone is what an Attempt keeps, not the feasible list)."""
 
     def __init__(self, feasible: list[int], processed: int, statuses: Callable[[], dict[str, Status]]):
-        self.feasible, self.processed, self._statuses = feasible, processed, statuses
+        self.feasible, self.processed, self.statuses = feasible, processed, statuses
 
-    def statuses(self) -> dict[str, Status]:
-        return self._statuses()
+
+def compact(a: np.ndarray) -> np.ndarray:
+    """The same integers in the smallest of int8/int16/int32/int64 that holds them (what a record keeps)."""
+    if a.size == 0:
+        return a
+    lo, hi = int(a.min()), int(a.max())
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if info.min <= lo and hi <= info.max:
+            return a.astype(t)
+    return a
 
 
 def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: int) -> BatchResult:
