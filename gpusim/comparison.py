@@ -85,10 +85,11 @@ class MultiTenant:
     seed: int = 7
     until: str = "6h"
     reclaim: bool = True         # may a team take back lent quota by preempting the borrower?
-    # Volcano only: mark every Volcano Job volcano.sh/preemptable: "true". reclaim and preempt evict only
-    # such tasks (vc:pkg/scheduler/actions/reclaim/reclaim.go skips !task.Preemptable; GetPodPreemptable in
-    # vc:pkg/scheduler/api/pod_info.go defaults to false), so with False the reclaim action finds no victim.
-    volcano_preemptable: bool = False
+    # Volcano only: False marks every Volcano Job volcano.sh/preemptable: "false". reclaim and preempt evict
+    # only preemptable tasks (vc:pkg/scheduler/actions/reclaim/reclaim.go skips !task.Preemptable), and
+    # GetPodPreemptable (vc:pkg/scheduler/api/pod_info.go) makes an unmarked task preemptable since v1.7.0;
+    # with False the reclaim action finds no victim.
+    volcano_preemptable: bool = True
     teams: tuple[Team, ...] = field(default_factory=lambda: (
         Team("team-a", 16, training=tuple(TrainingJob(f"train-{i}", submit_at=f"{i * 10}s") for i in range(6))),
         Team("team-b", 16, inference=tuple(InferenceJob(f"serve-{i}", submit_at=f"{5 + i}m") for i in range(4))),
@@ -180,7 +181,7 @@ def _volcano(w: MultiTenant) -> list[dict]:
                         "data": {"volcano-scheduler.conf": VOLCANO_CONF if w.reclaim
                                  else VOLCANO_CONF.replace(", reclaim", "")}}]
     # as examples/volcano-queues.yaml marks its elastic job (see MultiTenant.volcano_preemptable)
-    job_annotations = {"volcano.sh/preemptable": "true"} if w.volcano_preemptable else {}
+    job_annotations = {} if w.volcano_preemptable else {"volcano.sh/preemptable": "false"}
     for t in w.teams:
         spec: dict = {"weight": t.weight, "reclaimable": True}
         if t.borrowing_limit is not None:
@@ -436,25 +437,28 @@ VOLCANO_RECLAIM_NOTE = ("Volcano v1.15.0 起的发布版与 master（volcano-sh/
                         "逐个 task 直接驱逐、不能撤销")
 
 
-def interpretation(rows: list[Measured], preemptable: Measured) -> str:
+def interpretation(rows: list[Measured], spared: Measured) -> str:
     """Chapter 05.5's 解读, in Chinese, from the measurements: ``rows`` the four policies of :data:`POLICIES` (in
-    that order), ``preemptable`` the Volcano run with the training Jobs marked ``volcano.sh/preemptable``."""
+    that order), ``spared`` the Volcano run with the training Jobs marked ``volcano.sh/preemptable: "false"``."""
     by = {m.policy: m for m in rows}
     d, sp, vc, kq = (by[p] for p in POLICIES)
-    vp = preemptable
+    vs = spared
+    b_wait = "始终没有 4 个副本同时运行" if vs.b_wait_mean is None else f"平均等 {vs.b_wait_mean / 60:.0f} 分钟"
     return "\n".join([
         f"default：没有配额，team-b 排在 team-a 之前创建的所有 Pod 后面，平均等 {d.b_wait_mean / 60:.0f} 分钟；"
         f"到达后 30 分钟里 team-b 的 GPU 份额 {d.shares['team-b']:.0%}（Jain {d.fairness:.2f}）。",
         f"scheduler-plugins：CapacityScheduling 按 Pod 抢占收回保底，team-b {sp.b_wait_mean:.0f} s 就跑起来，"
         f"但驱逐了 {sp.evictions} 个训练 worker——Coscheduling 不管已经在跑的 gang，残缺的 gang 空占 "
         f"{sp.wasted_gpu_hours:.2f} GPU 小时，{sp.a_unfinished} 个训练 Job 因被抢占的 Pod 计入 backoffLimit（默认 6）而失败。",
-        f"volcano：reclaim action 开着，但 task 默认不是 preemptable，reclaim 找不到受害者（驱逐 {vc.evictions} 次），"
-        f"team-b 平均等 {vc.b_wait_mean / 60:.0f} 分钟，和 default 的 {d.b_wait_mean / 60:.0f} 分钟差不多。",
-        f"volcano + preemptable：reclaim 按 task 驱逐；gang 插件（第一层）不肯把作业拆到 minAvailable 以下时这一层没有结论，"
-        f"落到第二层的 proportion，gang 照样被拆：驱逐 {vp.evictions} 个 worker、残缺的 gang 空占 {vp.wasted_gpu_hours:.2f} GPU 小时，"
-        f"team-a 的平均 JCT 变成 {vp.a_jct_mean / 60:.0f} 分钟；而 reclaim 以作业为单位、只收回到作业的 minAvailable"
-        f"（推理 Job 是 1；这是{VOLCANO_RECLAIM_NOTE}），team-b 的 {vp.b_unserved} 个 Job 始终没有 4 个副本同时运行，"
-        f"到达后 30 分钟里只拿到 {vp.shares['team-b']:.0%} 的 GPU。",
+        f"volcano：没标 `volcano.sh/preemptable` 的 task 默认可被驱逐（v1.7.0 起，volcano-sh/volcano#2545），"
+        f"reclaim 按 task 驱逐；gang 插件（第一层）不肯把作业拆到 minAvailable 以下时这一层没有结论，"
+        f"落到第二层的 proportion，gang 照样被拆：驱逐 {vc.evictions} 个 worker、残缺的 gang 空占 {vc.wasted_gpu_hours:.2f} GPU 小时，"
+        f"team-a 的平均 JCT 变成 {vc.a_jct_mean / 60:.0f} 分钟；而 reclaim 以作业为单位、只收回到作业的 minAvailable"
+        f"（推理 Job 是 1；这是{VOLCANO_RECLAIM_NOTE}），team-b 的 {vc.b_unserved} 个 Job 始终没有 4 个副本同时运行，"
+        f"到达后 30 分钟里只拿到 {vc.shares['team-b']:.0%} 的 GPU。",
+        f"volcano，训练 Job 标 `volcano.sh/preemptable: \"false\"`：reclaim 找不到受害者（驱逐 {vs.evictions} 次），"
+        f"team-b {b_wait}，和 default 的 {d.b_wait_mean / 60:.0f} 分钟差不多；训练不被打断，team-a 平均 JCT "
+        f"{vs.a_jct_mean / 60:.0f} 分钟。",
         f"kueue：整 Workload 抢占（{kq.evictions} 次，都是整个训练 Job 被 suspend），team-b 等 {kq.b_wait_mean:.0f} s，"
         f"浪费 {kq.wasted_gpu_hours:.2f} GPU 小时，team-a 平均 JCT {kq.a_jct_mean / 60:.0f} 分钟（default 为 {d.a_jct_mean / 60:.0f}）。",
     ])
@@ -540,10 +544,10 @@ def plot_shares(rows: list[Measured], w: MultiTenant = MultiTenant(), axes: Any 
 
 
 def explore(policy: str = "kueue", weight_a: int = 1, weight_b: int = 1, guaranteed_b: int = 16,
-            borrowing_limit: int = -1, reclaim: bool = True, preemptable: bool = False,
+            borrowing_limit: int = -1, reclaim: bool = True, preemptable: bool = True,
             w: MultiTenant = MultiTenant()) -> Measured:
     """Run one policy with the widget's knobs (team A is guaranteed the rest of the cluster; a negative
-    ``borrowing_limit`` means unlimited; ``preemptable`` marks Volcano Jobs), print ``describe`` and draw
+    ``borrowing_limit`` means unlimited; ``preemptable=False`` marks Volcano Jobs ``"false"``), print ``describe`` and draw
     the share plot."""
     import matplotlib.pyplot as plt
     if not 0 <= guaranteed_b <= w.total_gpus:
@@ -571,4 +575,4 @@ def policy_widget(w: MultiTenant = MultiTenant()) -> Any:
         weight_a=widgets.IntSlider(1, 1, 8), weight_b=widgets.IntSlider(1, 1, 8),
         guaranteed_b=widgets.IntSlider(total // 2, 0, total, w.gpus_per_node // 2),
         borrowing_limit=widgets.IntSlider(-1, -1, total, 1, description="borrow (−1 = ∞)"),
-        reclaim=widgets.Checkbox(True), preemptable=widgets.Checkbox(False, description="Volcano preemptable")))
+        reclaim=widgets.Checkbox(True), preemptable=widgets.Checkbox(True, description="Volcano preemptable")))

@@ -52,15 +52,16 @@ def test_volcano_reclaim_action_and_preemptable_jobs(reclaim, preemptable):
     conf = _kind(docs, "ConfigMap")[0]["data"]["volcano-scheduler.conf"]
     jobs = [d for d in _kind(docs, "Job") if d["apiVersion"].startswith("batch.volcano.sh")]
     assert ("reclaim" in conf.split("\n")[0]) == reclaim
-    assert all((j["metadata"]["annotations"].get("volcano.sh/preemptable") == "true") == preemptable for j in jobs)
+    # unmarked Jobs are preemptable (Volcano's default since v1.7.0); the knob off marks them "false"
+    assert all((j["metadata"]["annotations"].get("volcano.sh/preemptable") == "false") != preemptable for j in jobs)
 
 
 def test_volcano_reclaims_only_preemptable_tasks():
     plain, = c.compare(c.with_knobs(reclaim=True), ("volcano",))
-    marked, = c.compare(c.with_knobs(reclaim=True, volcano_preemptable=True), ("volcano",))
-    assert plain.evictions == 0 and marked.evictions > 0
+    spared, = c.compare(c.with_knobs(reclaim=True, volcano_preemptable=False), ("volcano",))
+    assert spared.evictions == 0 and plain.evictions > 0
     # reclaim serves a job only up to its minAvailable (1 for team B's inference Jobs): one GPU each, early
-    assert marked.shares["team-b"] > plain.shares["team-b"]
+    assert plain.shares["team-b"] > spared.shares["team-b"]
 
 
 @pytest.fixture(scope="module")

@@ -129,13 +129,14 @@ def test_text_views_the_cells_print():
 def test_interpretation_quotes_the_measurements():
     w = comparison.MultiTenant()
     rows = comparison.compare(w)
-    vp, = comparison.compare(comparison.with_knobs(w, volcano_preemptable=True), ("volcano",))
-    lines = comparison.interpretation(rows, vp).splitlines()
-    assert [line.split("：", 1)[0] for line in lines] == ["default", "scheduler-plugins", "volcano",
-                                                          "volcano + preemptable", "kueue"]
-    sp = rows[1]
+    vs, = comparison.compare(comparison.with_knobs(w, volcano_preemptable=False), ("volcano",))
+    lines = comparison.interpretation(rows, vs).splitlines()
+    assert [line.split("：", 1)[0] for line in lines] == [
+        "default", "scheduler-plugins", "volcano", 'volcano，训练 Job 标 `volcano.sh/preemptable: "false"`', "kueue"]
+    sp, vc = rows[1], rows[2]
     assert f"驱逐了 {sp.evictions} 个训练 worker" in lines[1] and f"{sp.wasted_gpu_hours:.2f} GPU 小时" in lines[1]
-    assert "v1.15.0" in lines[3] and "#5067" in lines[3]
+    assert "v1.15.0" in lines[2] and "#5067" in lines[2] and f"驱逐 {vc.evictions} 个 worker" in lines[2]
+    assert vc.evictions > 0 and vs.evictions == 0 and f"驱逐 {vs.evictions} 次" in lines[3]
 
 
 def test_lab_reports():

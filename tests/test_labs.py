@@ -470,7 +470,8 @@ def test_fairness_wrong_kueue_fixes_fail(kwargs):
 
 @pytest.mark.parametrize("cap, passed", [(None, False), (0, True)])
 def test_fairness_volcano_queues(cap, passed):
-    # weights + reclaim alone: A's pods are not preemptable, B waits; a capability of 16 on A's queue serves B
+    # weights + reclaim alone: A's unmarked pods are preemptable (the default since Volcano v1.7.0), reclaim splits
+    # A's gangs and serves B's Jobs only up to minAvailable; a capability of 16 on A's queue serves B
     from gpusim.comparison import MultiTenant, scenario
     from gpusim.labs import check_fairness
     w = MultiTenant()

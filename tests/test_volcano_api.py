@@ -185,3 +185,25 @@ spec: {containers: [{name: c, image: cuda}]}
     assert sorted(q.metadata.name for q in r.api.list("Queue")) == ["default", "team-a"]
     assert all(q.status.state == "Open" for q in r.api.list("Queue"))
     assert r.api.get("Namespace", "", "volcano-system") is not None
+
+
+@pytest.mark.parametrize("annotations, labels, expected", [
+    # vc:pkg/scheduler/api/pod_info.go GetPodPreemptable (master): annotation first, then label, parsed with
+    # strconv.ParseBool; a value that does not parse is false; absent, true (since v1.7.0, volcano#2545)
+    ({}, {}, True),
+    ({"volcano.sh/preemptable": "true"}, {}, True),
+    ({"volcano.sh/preemptable": "false"}, {}, False),
+    ({"volcano.sh/preemptable": "F"}, {}, False),
+    ({"volcano.sh/preemptable": "1"}, {}, True),
+    ({"volcano.sh/preemptable": "yes"}, {}, False),
+    ({}, {"volcano.sh/preemptable": "false"}, False),
+    ({}, {"volcano.sh/preemptable": "TRUE"}, True),
+    ({"volcano.sh/preemptable": "true"}, {"volcano.sh/preemptable": "false"}, True),
+    ({"volcano.sh/preemptable": "tRuE"}, {"volcano.sh/preemptable": "true"}, False),
+])
+def test_get_pod_preemptable(annotations, labels, expected):
+    from types import SimpleNamespace
+
+    from gpusim.volcano.api import preemptable
+    pod = SimpleNamespace(metadata=SimpleNamespace(annotations=annotations, labels=labels))
+    assert preemptable(pod) is expected

@@ -297,13 +297,24 @@ def test_preempt_within_a_queue_by_job_priority():
     assert len(batch) == 4              # gang: batch may lose 6 (down to minAvailable 2); 4 were enough
 
 
-def test_preempt_spares_pods_not_marked_preemptable():
-    low = vcjob("batch", 8, min_available=2, ann="gpusim.io/duration: 1h")
+def test_preempt_spares_pods_marked_not_preemptable():
+    low = vcjob("batch", 8, min_available=2, ann="gpusim.io/duration: 1h",
+                meta=', annotations: {volcano.sh/preemptable: "false"}')
     high = vcjob("urgent", 4, min_available=4, meta=", annotations: {gpusim.io/submit-at: 5m}",
                  extra="  priorityClassName: high\n")
     r = run(pool(), PREEMPT_CM, low, high, until="20m")
     assert events(r, "Evict") == []
     assert all(not p.spec.node_name for p in r.pods() if p.metadata.name.startswith("urgent"))
+
+
+def test_preempt_evicts_unmarked_pods_as_volcano_master_does():
+    # GetPodPreemptable defaults to true since v1.7.0 (volcano#2545): an unmarked task is a victim
+    low = vcjob("batch", 8, min_available=2, ann="gpusim.io/duration: 1h")
+    high = vcjob("urgent", 4, min_available=4, meta=", annotations: {gpusim.io/submit-at: 5m}",
+                 extra="  priorityClassName: high\n")
+    r = run(pool(), PREEMPT_CM, low, high, until="20m")
+    assert len(events(r, "Evict", "Pod")) == 4
+    assert all(p.spec.node_name for p in r.pods() if p.metadata.name.startswith("urgent"))
 
 
 def test_backfill_places_best_effort_tasks():

@@ -10,13 +10,15 @@ from ..comparison import MultiTenant, measure
 from .checks import check_fairness
 
 
-def with_preemptable_training(text: str, namespace: str = "team-a") -> str:
-    """Mark ``namespace``'s Volcano training Jobs ``volcano.sh/preemptable: "true"`` (their first task's
-    pod template), leaving every other Job as it is."""
+def with_preemptable_training(text: str, value: bool = True, namespace: str = "team-a") -> str:
+    """Mark ``namespace``'s Volcano training Jobs ``volcano.sh/preemptable: "true"`` or ``"false"`` (their
+    first task's pod template), leaving every other Job as it is. Unmarked tasks are preemptable (Volcano's
+    GetPodPreemptable default since v1.7.0), so ``value=False`` is the change that protects them."""
     docs = list(yaml.safe_load_all(text))
     for d in docs:
         if d["kind"] == "Job" and d["metadata"].get("namespace") == namespace:
-            d["spec"]["tasks"][0]["template"]["metadata"]["annotations"]["volcano.sh/preemptable"] = "true"
+            meta = d["spec"]["tasks"][0]["template"].setdefault("metadata", {})
+            meta.setdefault("annotations", {})["volcano.sh/preemptable"] = "true" if value else "false"
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 

@@ -118,12 +118,19 @@ def pod_status(pod) -> str:
     return UNKNOWN
 
 
+_PARSE_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+               "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
 def preemptable(pod) -> bool:
-    """GetPodPreemptable: the volcano.sh/preemptable annotation, else label; default false."""
+    """GetPodPreemptable (vc:pkg/scheduler/api/pod_info.go, master): the ``volcano.sh/preemptable``
+    annotation, else the label, parsed as Go's strconv.ParseBool; a value that does not parse is false;
+    absent, the task is preemptable. The default has been true since Volcano v1.7.0 (volcano#2545,
+    cherry-picked as #2586); v1.6 defaulted to false."""
     for src in (pod.metadata.annotations, pod.metadata.labels):
         if POD_PREEMPTABLE in src:
-            return src[POD_PREEMPTABLE].lower() in ("1", "t", "true")
-    return False
+            return _PARSE_BOOL.get(src[POD_PREEMPTABLE], False)
+    return True
 
 
 @dataclass
@@ -137,7 +144,7 @@ class TaskInfo:
     resreq: Res
     node_name: str = ""
     priority: int = 0
-    preemptable: bool = False
+    preemptable: bool = True
     task_role: str = ""
     index: int = 0
     last_tx: Optional[tuple[str, str]] = None   # (status, node) before the last discard (LastTransaction)
