@@ -190,3 +190,29 @@ def test_ready_allocatable_are_and_overused_is_or():
     ssn.add_fn("allocatable", "a", lambda q, t: True)
     ssn.add_fn("allocatable", "b", lambda q, t: False)
     assert ssn.job_ready(None) and ssn.overused(None) and not ssn.allocatable(None, None)
+
+
+def test_build_victims_priority_queue_orders_by_queue_then_job_then_task():
+    # framework/session_plugins.go BuildVictimsPriorityQueue (master): victims of one job by reverse TaskOrder,
+    # of jobs in different queues by VictimQueueOrder (no plugin: reverse QueueOrder), else reverse JobOrder
+    from types import SimpleNamespace
+
+    from gpusim.volcano.api import QueueInfo
+    x = job([RUNNING] * 2, 1, uid="ns/x")
+    y = job([RUNNING], 1, uid="ns/y")
+    z = job([RUNNING], 1, uid="ns/z")
+    p = job([PENDING], 1, uid="ns/p")
+    for j, q, created in ((x, "q1", 0.0), (y, "q1", 1.0), (z, "q2", 0.0), (p, "q3", 0.0)):
+        j.queue, j.creation_timestamp = q, created
+    for t in (*x.tasks.values(), *y.tasks.values(), *z.tasks.values()):
+        t.pod = SimpleNamespace(metadata=SimpleNamespace(creation_timestamp=0.0))
+    queues = {n: QueueInfo(n, n, 1, 0, None, float(i)) for i, n in enumerate(("q1", "q2", "q3"))}
+    c = parse("actions: reclaim\ntiers: [{plugins: [{name: gang}]}]")
+    ssn = Session("1", None, c, {j.uid: j for j in (x, y, z, p)}, {}, queues, resource({GPU: 8}))
+    victims = [*x.tasks.values(), *y.tasks.values(), *z.tasks.values()]
+    order = ssn.build_victims_priority_queue(victims, next(iter(p.tasks.values())))
+    popped = []
+    while not order.empty():
+        popped.append(order.pop().uid)
+    # q2 (created later) before q1; in q1 job y (created later) before x; in x task 1 before task 0
+    assert popped == ["ns/z-0", "ns/y-0", "ns/x-1", "ns/x-0"]

@@ -417,3 +417,43 @@ def test_queue_capability_without_cpu_does_not_limit_cpu(capability, runs):
     assert len(pods) == (2 if runs else 0) and all(p.status.phase == "Running" for p in pods)
     msgs = {e.message for e in r.events.log if e.reason == "Unschedulable"}
     assert ("queue resource quota insufficient: insufficient cpu" in msgs) is not runs
+
+
+RECLAIM_QUEUES = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: volcano-scheduler-configmap, namespace: volcano-system}
+data:
+  volcano-scheduler.conf: |
+    actions: "enqueue, allocate, reclaim, backfill"
+    tiers:
+    - plugins: [{name: priority}, {name: conformance}, {name: proportion}]
+    - plugins: [{name: drf}, {name: predicates}, {name: nodeorder}]
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: qa}
+spec: {weight: 1}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: qb}
+spec: {weight: 1}
+"""
+
+
+def test_reclaim_takes_a_victim_whose_queue_holds_less_cpu_than_the_reclaimer_asks():
+    # volcano-sh/volcano#4160 removed proportion's LessPartly guard (queue allocated partly below the
+    # reclaimer's request → skip the queue): qa holds 4 CPUs, qb's task asks 5 CPUs and 1 GPU. qa is over
+    # its deserved GPUs (4 > 3), so one of its tasks is reclaimed although 4 CPUs < 5. proportion sits in the
+    # first tier, without gang, so that its victims decide.
+    hog = vcjob("hog", 4, min_available=1, queue="qa", ann="gpusim.io/duration: 1h").replace(
+        f"resources: {{limits: {{{GPU}: 1}}}}", f"resources: {{requests: {{cpu: '1'}}, limits: {{{GPU}: 1}}}}")
+    small = vcjob("small", 1, queue="qb", meta=", annotations: {gpusim.io/submit-at: 60s}").replace(
+        f"resources: {{limits: {{{GPU}: 1}}}}", f"resources: {{requests: {{cpu: '5'}}, limits: {{{GPU}: 1}}}}")
+    assert "cpu: '1'" in hog and "cpu: '5'" in small
+    r = run(pool(4).replace('cpu: "64"', 'cpu: "16"'), RECLAIM_QUEUES, hog, small, until="5m")
+    evicted = events(r, "Evict", "Pod")
+    assert len(evicted) == 1 and evicted[0].object.name.startswith("hog-")
+    assert evicted[0].message == "Pod is evicted, because of reclaim"
+    [p] = [p for p in r.pods() if p.metadata.name.startswith("small-")]
+    assert p.status.phase == "Running"

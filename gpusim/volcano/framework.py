@@ -140,6 +140,23 @@ class Session:
             return l.index < r.index
         return (l.pod.metadata.creation_timestamp or 0, l.name) < (r.pod.metadata.creation_timestamp or 0, r.name)
 
+    def build_victims_priority_queue(self, victims: list[TaskInfo], preemptor: TaskInfo) -> "PriorityQueue":
+        """BuildVictimsPriorityQueue (framework/session_plugins.go, master): victims of one job by reverse
+        TaskOrder; of jobs in different queues by VictimQueueOrder, which without a plugin's verdict is the
+        reverse QueueOrder (no gpusim plugin registers one; upstream's capacity plugin does); else by reverse
+        JobOrder."""
+        def less(l: TaskInfo, r: TaskInfo) -> bool:
+            if l.job == r.job:
+                return not self.task_order_fn(l, r)
+            lj, rj, pj = self.jobs.get(l.job), self.jobs.get(r.job), self.jobs.get(preemptor.job)
+            if lj is not None and rj is not None and pj is not None and lj.queue != rj.queue:
+                return not self.queue_order_fn(self.queues[lj.queue], self.queues[rj.queue])
+            return not self.job_order_fn(lj, rj)
+        order = PriorityQueue(less)
+        for v in victims:
+            order.push(v)
+        return order
+
     # --- predicates on jobs and queues -----------------------------------------------------------------------
     def job_ready(self, job: JobInfo) -> bool:
         return all(fn(job) for _, _, fn in self._each("job_ready", "job_ready"))

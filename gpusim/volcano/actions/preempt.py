@@ -1,8 +1,8 @@
 """preempt (mirrors volcano-sh/volcano pkg/scheduler/actions/preempt/preempt.go), between jobs of the same
-queue: a starving job's pending task may evict Running, preemptable (``volcano.sh/preemptable: "true"``)
-tasks of other jobs in its queue that the Preemptable plugins allow (priority: lower job priority; gang:
-a job keeps minAvailable; drf: shares; conformance: no critical pods), lowest priority first, on the first
-node (sorted by name) where that frees enough; the task is pipelined there. The statement is committed if
+queue: a starving job's pending task may evict Running, preemptable (``volcano.sh/preemptable`` absent or
+true) tasks of other jobs in its queue that the Preemptable plugins allow (priority: lower job priority; gang:
+a job keeps minAvailable; drf: shares; conformance: no critical pods), in BuildVictimsPriorityQueue order, on
+the first node (sorted by name) where that frees enough; the task is pipelined there. The statement is committed if
 the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated. A job with a
 ``networkTopology`` does not preempt (upstream skips it: volcano-sh/volcano issue 4374)."""
 from __future__ import annotations
@@ -31,9 +31,7 @@ def _preempt(ssn, stmt: Statement, preemptor, job) -> bool:
             add(freeable, v.resreq)
         if not victims or not less_equal(preemptor.resreq, freeable):
             continue
-        order = PriorityQueue(lambda l, r: not ssn.task_order_fn(l, r))
-        for v in victims:
-            order.push(v)
+        order = ssn.build_victims_priority_queue(victims, preemptor)
         while not order.empty() and not less_equal(preemptor.resreq, node.future_idle()):
             stmt.evict(order.pop(), "preempt")
         if less_equal(preemptor.resreq, node.future_idle()):

@@ -6,9 +6,10 @@ Queues in QueueOrder (Overused queues skipped); in each, its starving jobs (JobS
 one job a Statement collects, task by task (TaskOrder; preemptionPolicy Never skipped; the queue must be
 Preemptive for the task — proportion: allocated + request ≤ deserved) and while the job still starves, a
 plan on the first node (name order) that passes the predicates: the Running, preemptable
-(``volcano.sh/preemptable: "true"``) tasks there of jobs in other, reclaimable queues are offered to the
-Reclaimable plugins (proportion: only from queues above their deserved share; gang: a job keeps
-minAvailable — an empty verdict falls through to the next tier); victims, lowest task order first, are
+(``volcano.sh/preemptable`` absent or true: GetPodPreemptable) tasks there of jobs in other, reclaimable
+queues are offered to the Reclaimable plugins (proportion: only from queues above their deserved share;
+gang: a job keeps minAvailable — an empty verdict falls through to the next tier); victims, in
+BuildVictimsPriorityQueue order, are
 evicted into a per-node statement until the task fits the node's future idle resources, then the task is
 pipelined there (planOnNode; a node where it cannot fit is rolled back). After the job's tasks the
 statement is committed — evictions reach the API server with reason "reclaim" — only if the job is then
@@ -47,9 +48,7 @@ def _plan_on_node(ssn, task, job, node) -> Optional[Statement]:
         add(freeable, v.resreq)
     if not victims or not less_equal(task.resreq, freeable):   # util.ValidateVictims
         return None
-    order = PriorityQueue(lambda l, r: not ssn.task_order_fn(l, r))
-    for v in victims:
-        order.push(v)
+    order = ssn.build_victims_priority_queue(victims, task)
     plan = Statement(ssn)
     while not order.empty() and not less_equal(task.resreq, node.future_idle()):
         plan.evict(order.pop(), "reclaim")

@@ -165,6 +165,9 @@ class Proportion:
             return less_equal_with_dimension(future, a.deserved, task.resreq)
 
         def reclaimable(reclaimer, reclaimees):
+            # master: a victim while its queue's allocated (less the victims taken so far) is above deserved.
+            # volcano-sh/volcano#4160 (2025) removed the guard that skipped a queue whose allocated was
+            # partly below the reclaimer's request: a queue's allocation spans nodes, so it said nothing.
             allocations: dict[str, Res] = {}
             victims = []
             for t in reclaimees:
@@ -174,8 +177,6 @@ class Proportion:
                 a = self.attrs[job.queue]
                 allocations.setdefault(job.queue, dict(a.allocated))
                 allocated = allocations[job.queue]
-                if any(allocated.get(k, 0) < v for k, v in reclaimer.resreq.items() if v > 0):
-                    continue    # LessPartly: this queue cannot give the reclaimer what it asks
                 if not less_equal(allocated, a.deserved):
                     sub(allocated, t.resreq)
                     victims.append(t)
