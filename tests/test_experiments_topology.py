@@ -1,0 +1,121 @@
+"""The topology experiments of chapters 02.3 and 05.7 (gpusim/experiments/topology.py): placements built on the
+hardware model behave as the topology reference's §3.3 says, and the scenario runs place the same job blind and
+topology-aware as kube-scheduler, Kueue TAS and Volcano's network-topology-aware plugin do."""
+from __future__ import annotations
+
+import matplotlib
+import pytest
+
+import gpusim as gs
+from gpusim.experiments import topology as T
+
+matplotlib.use("Agg")
+
+
+def test_packed_whole_nodes_reproduce_the_h100_anchor_and_beat_every_scattered_layout():
+    rows = {r["label"]: r for r in T.placement_rows(gpus=32)}
+    packed = rows["packed: 4 nodes x 8"]
+    assert packed["bandwidth"] == pytest.approx(384, rel=0.02)            # DGX H100 multi-node anchor
+    assert rows["8 nodes x 4, same rails"]["bandwidth"] == pytest.approx(packed["bandwidth"] / 2)   # 4 NICs
+    assert rows["32 nodes x 1"]["bandwidth"] == pytest.approx(48)          # one NDR NIC caps the ring
+    mismatch = rows["8 nodes x 4, rail mismatch"]
+    assert mismatch["f_fabric"] < 1 and mismatch["bottleneck"].startswith("fabric")
+    for label, r in rows.items():
+        assert r["step"] >= packed["step"] - 1e-12, label
+    assert rows["packed across 2 SUs"]["bandwidth"] == pytest.approx(packed["bandwidth"])   # idle own leaves
+
+
+def test_a100_anchor_through_the_same_helpers():
+    c = T.make_cluster("dgx-a100", 2)
+    assert T.allreduce_row("x", c, T.placement(c, 16))["bandwidth"] == pytest.approx(192, rel=0.02)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"gpus": 16, "per_node": 9}, "per_node: must be in 1..8"),
+    ({"gpus": 16, "rails": "diagonal"}, "rails: must be aligned or mismatch"),
+    ({"gpus": 512}, "need 64 nodes; the cluster has 32"),
+])
+def test_placement_rejects_impossible_layouts(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        T.placement(T.make_cluster("dgx-h100", 32), **kwargs)
+
+
+def test_rail_mismatch_uses_the_other_half_of_every_other_node():
+    where = T.placement(T.make_cluster("dgx-h100", 4), 16, 4, "mismatch")
+    assert [w[2] for w in where] == [(0, 1, 2, 3), (4, 5, 6, 7), (0, 1, 2, 3), (4, 5, 6, 7)]
+
+
+def test_the_cliff_is_at_the_size_where_the_free_whole_nodes_run_out():
+    rows = T.cliff_rows(sizes=(32, 64, 128))
+    by = {(r["gpus"], r["policy"]): r for r in rows}
+    for gpus in (32, 64):           # 8 whole nodes free: both policies get whole nodes
+        assert by[(gpus, "topology-blind")]["step"] == pytest.approx(by[(gpus, "topology-aware")]["step"])
+    blind, aware = by[(128, "topology-blind")], by[(128, "topology-aware")]
+    assert aware["bandwidth"] == pytest.approx(384, rel=0.02)
+    assert blind["bandwidth"] < aware["bandwidth"] / 3
+    assert blind["nodes"] == 8 + 16 and blind["step"] > aware["step"] + 0.2
+    more = {(r["gpus"], r["policy"]): r for r in T.cliff_rows(sizes=(128,), free_whole_nodes=16)}
+    assert more[(128, "topology-blind")]["step"] == pytest.approx(more[(128, "topology-aware")]["step"])
+
+
+def test_widget_function_equals_its_static_twin_and_follows_the_board():
+    a = T.explore_allreduce("dgx-h100", 64, 8, show=False)
+    b = T.explore_allreduce("dgx-h100", 64, 8, show=False)
+    assert a == b and a["bandwidth"] == pytest.approx(384, rel=0.02)
+    assert T.explore_allreduce("dgx-a100", 64, 8, show=False)["bandwidth"] == pytest.approx(192, rel=0.02)
+    assert T.explore_allreduce("dgx-h100", 64, 4, show=False)["bandwidth"] == pytest.approx(192, rel=0.02)
+    loaded = T.explore_allreduce("dgx-h100", 64, 8, spread=True, oversubscription=4, load=1, show=False)
+    assert loaded["bandwidth"] < a["bandwidth"]
+    w = T.allreduce_widget()
+    assert w.widget.children[0].value == "dgx-h100"        # the board dropdown opens on the default
+
+
+def test_plot_cliff_draws_one_pair_of_lines_per_policy():
+    ax = gs.plot_cliff(T.cliff_rows(sizes=(64, 128)))
+    assert len(ax.get_lines()) == 2 and len(ax.figure.axes[1].get_lines()) == 2
+
+
+# --- chapter 05.7: whole runs ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [1, 2])
+def test_topology_aware_placement_keeps_the_job_in_one_rack_and_beats_blind(seed):
+    rows = {r["mode"]: r for r in T.compare_placement(seed=seed)}
+    for mode in ("kueue-tas", "volcano-hypernode"):
+        assert len(rows[mode]["racks"]) == 1, rows[mode]
+        assert rows[mode]["busbw"] == pytest.approx(382.5, rel=0.01)
+    blind = rows["blind"]
+    assert len(blind["racks"]) > 1 and blind["step"] > rows["kueue-tas"]["step"]
+    assert blind["finished"] > rows["kueue-tas"]["finished"]
+    table = T.format_placement(rows.values())
+    assert table.splitlines()[0].startswith("MODE") and "kueue-tas" in table
+
+
+def test_placement_scenario_rejects_an_unknown_mode():
+    with pytest.raises(ValueError, match="mode: must be blind, kueue-tas or volcano-hypernode"):
+        T.placement_scenario("random")
+
+
+def test_preferred_allocation_and_the_nvswitch_blind_spot():
+    rows = {(r["board"], r["pod"]): r for r in T.preferred_allocation_demo()}
+    assert rows[("dgx-a100", "two")]["gpus"] == [2, 3] and rows[("dgx-a100", "two")]["numa"] == [1]
+    assert rows[("dgx-a100", "two")]["lowestIndex"] == [1, 2]
+    assert rows[("dgx-h100", "two")]["gpus"] == [4, 5, 6, 7]       # NUMA only: NVLink through NVSwitch unseen
+    assert all(r["asked"] for r in rows.values())
+
+
+def test_topology_manager_policies_on_dgx_a100():
+    rows = {r["policy"]: r for r in T.topology_manager_demo()}
+    assert rows["none"]["phase"] == "Succeeded" and rows["none"]["numa"] == [1, 3]
+    snn = rows["single-numa-node"]
+    assert (snn["phase"], snn["reason"]) == ("Failed", "TopologyAffinityError")
+    assert snn["message"] == "Pod was rejected: Resources cannot be allocated with Topology locality"
+    assert [r["policy"] for r in T.topology_manager_demo(gpus=2) if r["phase"] != "Succeeded"] == []
+
+
+def test_nrt_keeps_the_pod_pending_and_publishes_the_zones():
+    mid = T.nrt_demo(until="5s")
+    assert T.nrt_zones(mid) == [{"zone": "node-0", "nvidia.com/gpu": "1/4"}, {"zone": "node-1", "nvidia.com/gpu": "1/4"}]
+    assert gs.pod_json(mid, "big")["phase"] == "Pending"
+    done = T.nrt_demo()
+    ev = [e for e in done.events.log if e.object.name == "big" and e.reason == "FailedScheduling"]
+    assert ev and "cannot align container" in ev[0].message
+    assert gs.pod_json(done, "big")["phase"] == "Succeeded"
