@@ -119,3 +119,16 @@ def test_nrt_keeps_the_pod_pending_and_publishes_the_zones():
     ev = [e for e in done.events.log if e.object.name == "big" and e.reason == "FailedScheduling"]
     assert ev and "cannot align container" in ev[0].message
     assert gs.pod_json(done, "big")["phase"] == "Succeeded"
+
+
+def test_the_kubelet_asks_the_plugin_only_when_aligned_devices_leave_a_choice():
+    rows = [(r["policy"], r["gpus"], r["asked"], r["got"]) for r in T.preferred_allocation_rules()]
+    assert rows == [("none", 2, True, [0, 1]), ("single-numa-node", 2, False, [2, 3]),
+                    ("best-effort", 4, False, [0, 1, 2, 3]), ("best-effort", 3, True, [0, 1, 2])]
+
+
+def test_topology_manager_run_passes_the_scope_and_records_the_event():
+    r = T.topology_manager_run("single-numa-node", 2, scope="pod")
+    assert gs.pod_json(r, "p")["phase"] == "Succeeded"
+    ev = [e for e in T.topology_manager_run("single-numa-node", 4).events.log if e.reason == "TopologyAffinityError"]
+    assert [(e.type, e.message) for e in ev] == [("Warning", "Resources cannot be allocated with Topology locality")]

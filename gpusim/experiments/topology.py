@@ -416,11 +416,12 @@ profiles:
 """
 
 
-def preferred_allocation_demo() -> list[dict[str, Any]]:
+def preferred_allocation_demo(second: Optional[int] = None) -> list[dict[str, Any]]:
     """GetPreferredAllocation (go-gpuallocator best-effort) on three boards, each a 1-GPU pod then a bigger one:
     the GPUs each pod got, their pair class, NUMA nodes, whether the kubelet called the plugin, and what taking
-    the lowest free indices would have given (``lowestIndex``)."""
-    cases = [("dgx-a100", A100, 2), ("dgx-1v", V100, 2), ("dgx-h100", H100, 4)]
+    the lowest free indices would have given (``lowestIndex``). ``second``: the second pod's GPU count on every
+    board (default 2, 2 and 4)."""
+    cases = [(b, g, second or n) for b, g, n in (("dgx-a100", A100, 2), ("dgx-1v", V100, 2), ("dgx-h100", H100, 4))]
     rows = []
     for board, gpu, n in cases:
         r = run(text=_pool(gpu) + _pod("one", 1) + _pod("two", n, "1s"))
@@ -435,6 +436,27 @@ def preferred_allocation_demo() -> list[dict[str, Any]]:
     return rows
 
 
+def preferred_allocation_rules() -> list[dict[str, Any]]:
+    """When the kubelet asks the plugin (kubernetes pkg/kubelet/cm/devicemanager/manager.go devicesToAllocate): one
+    pod on an empty DGX A100 under a Topology Manager policy; whether GetPreferredAllocation was called and the
+    GPUs the pod got. With a hint, the plugin is asked only if more aligned devices are free than needed."""
+    cases = [("none", 2), ("single-numa-node", 2), ("best-effort", 4), ("best-effort", 3)]
+    rows = []
+    for policy, gpus in cases:
+        r = topology_manager_run(policy, gpus)
+        calls = [x for x in r.trace.records if x.function == GET_PREFERRED]
+        rows.append({"policy": policy, "gpus": gpus, "asked": bool(calls), "got": pod_gpus(r, "p")[1]})
+    return rows
+
+
+def topology_manager_run(policy: str = "single-numa-node", gpus: int = 4, scope: str = "container") -> Any:
+    """Run one pod of ``gpus`` GPUs (10 minutes) on a DGX A100 whose kubelet has ``topologyManagerPolicy: policy``
+    and ``topologyManagerScope: scope`` (KubeletConfiguration field names)."""
+    kubelet = "" if policy == "none" and scope == "container" else (
+        f"{{topologyManagerPolicy: {policy}, topologyManagerScope: {scope}}}")
+    return run(text=_pool(A100, kubelet) + _pod("p", gpus, duration="10m"))
+
+
 def topology_manager_demo(gpus: int = 4, policies: Sequence[str] = ("none", "best-effort", "restricted",
                                                                       "single-numa-node")) -> list[dict[str, Any]]:
     """One pod of ``gpus`` GPUs on a DGX A100 (NPS4: two GPUs per NUMA node) under each Topology Manager policy:
@@ -442,8 +464,7 @@ def topology_manager_demo(gpus: int = 4, policies: Sequence[str] = ("none", "bes
     g = topology.server_graph("dgx-a100")
     rows = []
     for policy in policies:
-        kubelet = "" if policy == "none" else f"{{topologyManagerPolicy: {policy}}}"
-        r = run(text=_pool(A100, kubelet) + _pod("p", gpus, duration="10m"))
+        r = topology_manager_run(policy, gpus)
         pod = r.api.get("Pod", "default", "p")
         ids = pod_gpus(r, "p")[1]
         rows.append({"policy": policy, "phase": pod.status.phase, "reason": pod.status.reason or "",
@@ -466,3 +487,21 @@ def nrt_zones(result: Any, node: str = "n-0") -> list[dict[str, Any]]:
     """The node's NodeResourceTopology zones: GPUs capacity/available per NUMA zone."""
     nrt = result.api.get("NodeResourceTopology", "", node)
     return [{"zone": z.name, **{r.name: f"{r.available}/{r.capacity}" for r in z.resources}} for z in nrt.zones]
+
+
+def board_table(boards: Sequence[str] = BOARDS) -> str:
+    """Markdown table of the boards gpusim models: GPUs, model, GPU0–GPU1 link class, NUMA nodes, compute NICs and
+    their speed, and the §3.3 all-reduce bus bandwidth of all the board's GPUs on one node and on two nodes."""
+    rows = {r["board"]: r for r in topology.boards_summary()}
+    out = ["| board | GPUs | model | GPU0-GPU1 | NUMA nodes | compute NICs | B, 1 node (GB/s) | B, 2 nodes (GB/s) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for name in boards:
+        r = rows[name]
+        c = make_cluster(name, 2 if name != "gb200-nvl72" else 19)
+        one = collectives.allreduce([placement(c, r["gpus"])[0]], GRADIENT_BYTES, c.fabric).bandwidth
+        ends = [c.servers[0], c.servers[-1]]       # for GB200: trays in two racks (two NVLink domains)
+        two = collectives.allreduce([(s[0], s[1], tuple(range(r["gpus"]))) for s in ends], GRADIENT_BYTES,
+                                    c.fabric).bandwidth
+        out.append(f"| `{name}` | {r['gpus']} | {r['model']} | {r['gpu0-gpu1']} | {r['numa']} | "
+                   f"{r['computeNics']} x {r['nicGbps']}G | {one:.0f} | {two:.0f} |")
+    return "\n".join(out)
