@@ -104,7 +104,7 @@ def placement_rows(board: str = "dgx-h100", gpus: int = 32, oversubscription: fl
     cross = [c.servers[i] for i in range(8 - n // 2, 8 - n // 2 + n)]      # straddles the first SU boundary
     return [
         allreduce_row(f"packed: {n} nodes x {per}", c, placement(c, gpus), size_bytes, compute),
-        allreduce_row(f"packed across 2 SUs", c, [(s[0], s[1], tuple(range(per))) for s in cross], size_bytes,
+        allreduce_row("packed across 2 SUs", c, [(s[0], s[1], tuple(range(per))) for s in cross], size_bytes,
                       compute),
         allreduce_row(f"{2 * n} nodes x {per // 2}, same rails", c, placement(c, gpus, per // 2), size_bytes,
                       compute),
@@ -120,11 +120,12 @@ def cliff_rows(sizes: Sequence[int] = (8, 16, 32, 64, 128, 256), board: str = "d
                free_whole_nodes: int = 8, oversubscription: float = 2.0, load: float = 0.5,
                size_bytes: float = GRADIENT_BYTES, compute: float = COMPUTE_SECONDS) -> list[dict[str, Any]]:
     """Step time against job size in a shared 64-node cluster (scalable units of 8 nodes, spine
-    ``oversubscription``:1 with background ``load``) where only ``free_whole_nodes`` nodes are entirely free (the
-    first scalable unit) and on every other node the lower half of the GPUs is busy on every other node, the
-    upper half on the rest. A topology-blind scheduler counts free GPUs: it takes the whole free nodes, then the
-    half-free ones in node order, whatever half they offer. Topology-aware placement takes whole nodes only
-    (scalable unit after scalable unit; it waits for them rather than accept halves)."""
+    ``oversubscription``:1 with background ``load``) where only the first ``free_whole_nodes`` nodes are entirely
+    free and every other node has half of its GPUs busy: the lower half free on even-numbered nodes, the upper
+    half on odd ones. A topology-blind scheduler counts free GPUs: it takes the whole free nodes, then the
+    half-free ones in node order, whatever half they offer (rail mismatch between neighbours). Topology-aware
+    placement takes whole nodes only, scalable unit after scalable unit (it waits for them rather than accept
+    halves)."""
     c = make_cluster(board, 64, oversubscription=oversubscription, load=load)
     per = c.gpus_per_node()
     rows = []
