@@ -360,3 +360,33 @@ def plot_run_step_time(result: Any, ax=None, title: Optional[str] = None):
     if not rows:
         raise ValueError("no training group ran in this result")
     return plot_step_time(rows, ax=ax, title=title)
+
+
+def plot_cliff(rows: Sequence[Mapping[str, Any]], ax=None, title: Optional[str] = None):
+    """Step time (left axis, solid) and bus bandwidth (right axis, dashed) against job size, one line per
+    ``policy``. Rows: ``policy``, ``gpus``, ``step`` (s), ``bandwidth`` (GB/s), as
+    :func:`gpusim.experiments.topology.cliff_rows` gives them."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.8))
+    right = ax.twinx()
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    colors = ["#2ca02c", "#d62728", "#1f77b4", "#ff7f0e"]
+    for policy, color in zip(policies, colors):
+        mine = sorted((r for r in rows if r["policy"] == policy), key=lambda r: r["gpus"])
+        xs = [r["gpus"] for r in mine]
+        ax.plot(xs, [r["step"] for r in mine], "o-", color=color, label=f"{policy}: step time")
+        right.plot(xs, [r["bandwidth"] for r in mine], "s--", color=color, alpha=0.5,
+                   label=f"{policy}: bus bandwidth")
+    ax.set_xscale("log", base=2)
+    xs = sorted({r["gpus"] for r in rows})
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("step time (s)")
+    right.set_ylabel("bus bandwidth (GB/s)")
+    right.set_ylim(0, max(r["bandwidth"] for r in rows if r["bandwidth"] != float("inf")) * 1.15)
+    right.grid(False)
+    lines = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7, loc="center left")
+    ax.set_title(title or "Step time and bus bandwidth against job size", fontsize=10)
+    return ax
