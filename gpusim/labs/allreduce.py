@@ -1,0 +1,145 @@
+"""Lab 04 (``labs/04-allreduce-cliff``): the job at another size and the two across-node fixes, as edits of the lab's
+scenario text, so the notebook, its exercise answers and the tests build the same YAML.
+
+- :func:`at_scale` — the same training job on ``gpus`` GPUs (one rank per pod) with the same global batch: the
+  compute per step (``gpusim.io/step-time``) grows as the batch per GPU does (strong scaling).
+- :func:`with_kueue_tas` — Kueue Topology-Aware Scheduling: a ``Topology`` over the fabric's labels, the
+  ResourceFlavor's ``topologyName``, a ClusterQueue / LocalQueue, the Job's ``kueue.x-k8s.io/queue-name`` label and
+  the pod template's ``kueue.x-k8s.io/podset-required-topology`` (Kueue ``pkg/controller/tas``: the whole pod set
+  in one domain of that level, nodes filled greedily, BestFit for the last one).
+- :func:`with_volcano_hypernodes` — Volcano network-topology-aware scheduling: one tier-1 ``HyperNode`` per
+  scalable unit (by the fabric's rack label), the scheduler ConfigMap with the ``network-topology-aware`` plugin,
+  and the Job as a ``batch.volcano.sh/v1alpha1`` Job with ``networkTopology: {mode: hard, highestTierAllowed: 1}``.
+"""
+from __future__ import annotations
+
+import re
+
+from .checks import (ALLREDUCE_COMPUTE_S, ALLREDUCE_GPUS, ALLREDUCE_JOB, ALLREDUCE_RACK_LABEL, ALLREDUCE_RACKS)
+
+BLOCK_LABEL = "cloud.provider.com/topology-block"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+QUEUE = "training"
+
+
+def _job_doc(text: str) -> tuple[list[str], int]:
+    docs = text.split("---\n")
+    for i, doc in enumerate(docs):
+        if re.search(rf"^kind: Job\nmetadata: \{{name: {ALLREDUCE_JOB}[,}}]", doc, re.M):
+            return docs, i
+    raise ValueError(f"scenario: no batch/v1 Job {ALLREDUCE_JOB!r} to edit")
+
+
+def compute_seconds(gpus: int) -> float:
+    """Compute per step on ``gpus`` GPUs with the lab's global batch (128 sequences of 4096 tokens)."""
+    return ALLREDUCE_COMPUTE_S * ALLREDUCE_GPUS / gpus
+
+
+def at_scale(text: str, gpus: int) -> str:
+    """``text`` with the job on ``gpus`` GPUs: parallelism, completions, ``gpusim.io/training-workers`` and the
+    compute per step (:func:`compute_seconds`, in ms)."""
+    if not isinstance(gpus, int) or not 1 <= gpus <= ALLREDUCE_GPUS * 2:
+        raise ValueError(f"gpus: must be an integer in [1, {ALLREDUCE_GPUS * 2}], got {gpus!r}")
+    docs, i = _job_doc(text)
+    doc = docs[i]
+    doc = re.sub(r"(parallelism|completions): \d+", rf"\g<1>: {gpus}", doc)
+    doc = re.sub(r'gpusim.io/training-workers: "\d+"', f'gpusim.io/training-workers: "{gpus}"', doc)
+    doc = re.sub(r"gpusim.io/step-time: \S+", f"gpusim.io/step-time: {compute_seconds(gpus) * 1000:g}ms", doc)
+    docs[i] = doc
+    return "---\n".join(docs)
+
+
+def with_kueue_tas(text: str, level: str = ALLREDUCE_RACK_LABEL) -> str:
+    """``text`` plus Kueue TAS objects and the job queued with ``podset-required-topology: <level>``."""
+    docs, i = _job_doc(text)
+    doc = docs[i].replace(f"metadata: {{name: {ALLREDUCE_JOB}}}",
+                          f"metadata:\n  name: {ALLREDUCE_JOB}\n  labels: {{kueue.x-k8s.io/queue-name: {QUEUE}}}", 1)
+    doc = doc.replace("      annotations:\n",
+                      f"      annotations:\n        kueue.x-k8s.io/podset-required-topology: {level}\n", 1)
+    docs[i] = doc
+    return "---\n".join(docs) + f"""---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {{name: fabric}}
+spec:
+  levels:
+  - nodeLabel: {BLOCK_LABEL}
+  - nodeLabel: {ALLREDUCE_RACK_LABEL}
+  - nodeLabel: {HOSTNAME_LABEL}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: h100}}
+spec:
+  nodeLabels: {{nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+  topologyName: fabric
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {QUEUE}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{{name: nvidia.com/gpu, nominalQuota: 256}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {QUEUE}, namespace: default}}
+spec: {{clusterQueue: {QUEUE}}}
+"""
+
+
+def with_volcano_hypernodes(text: str) -> str:
+    """``text`` with the job as a Volcano Job confined to one tier-1 HyperNode (a scalable unit)."""
+    docs, i = _job_doc(text)
+    old = docs[i]
+    gpus = int(re.search(r"parallelism: (\d+)", old).group(1))
+    template = old[old.index("  template:\n"):]
+    template = "\n".join("  " + line if line else line for line in template.splitlines()) + "\n"
+    docs[i] = f"""apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: {ALLREDUCE_JOB}}}
+spec:
+  schedulerName: volcano
+  minAvailable: {gpus}
+  networkTopology: {{mode: hard, highestTierAllowed: 1}}
+  tasks:
+  - name: worker
+    replicas: {gpus}
+{template}"""
+    hypernodes = "".join(f"""---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {{name: su{k}}}
+spec:
+  tier: 1
+  tierName: scalable-unit
+  members:
+  - type: Node
+    selector:
+      labelMatch:
+        matchLabels: {{{ALLREDUCE_RACK_LABEL}: {rack}}}
+""" for k, rack in enumerate(ALLREDUCE_RACKS))
+    return "---\n".join(docs) + hypernodes + """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: volcano-scheduler-configmap, namespace: volcano-system}
+data:
+  volcano-scheduler.conf: |
+    actions: "enqueue, allocate, backfill"
+    tiers:
+    - plugins:
+      - name: priority
+      - name: gang
+      - name: conformance
+    - plugins:
+      - name: drf
+      - name: predicates
+      - name: proportion
+      - name: nodeorder
+      - name: binpack
+      - name: network-topology-aware
+"""
