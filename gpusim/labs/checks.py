@@ -883,7 +883,7 @@ def check_allreduce(result, expect: str = "fixed") -> CheckResult:
     where = (f"{len(per_node)} 台节点" + (f"，其中 {len(partial)} 台不满 8 张（"
              + "、".join(f"{n} {k} 张" for n, k in sorted(partial, key=lambda x: x[1])[:4]) + "）" if partial else "，都是整机"))
     bw = placement.bus_bandwidth
-    line = (f"{ALLREDUCE_JOB}: 每步 {step:.3f} s = 计算 {ALLREDUCE_COMPUTE_S:.3f} s + all-reduce "
+    line = (f"{ALLREDUCE_JOB}: 每步 {step:.3f} s = 计算 {rep['step_time']:.3f} s + all-reduce "
             f"{(placement.allreduce_seconds or 0) * 1000:.0f} ms（busbw {bw or 0:.0f} GB/s，瓶颈 {placement.bottleneck}），"
             f"是紧凑放置的 {step / ref:.2f} 倍；{where}")
     if expect == "broken":
