@@ -30,7 +30,8 @@ from .plugincheck import PLUGIN_SEEDS, check_plugin, plugin_baseline
 from .notebook import STUB, make_student, student_text
 
 
-_PLOTS = ("plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget")
+_PLOTS = ("plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget",
+          "plot_allreduce_cliff")
 
 
 def __getattr__(name: str):
@@ -48,5 +49,5 @@ __all__ = ["CheckResult", "check_admission", "check_allreduce", "allreduce_refer
            "plot_gpu_memory", "admission", "bringup", "fragmentation", "gpuclustering", "outoftree", "TARGET", "fgd_score",
            "fragmentation_report", "node_fragmentation", "plugin_workload", "build", "with_plugin", "PLUGIN_SEEDS",
            "check_plugin", "plugin_baseline", "compare", "with_priority_class", "format_comparison", "plot_fragmentation_over_time",
-           "plot_fragmentation_by_seed", "fragmentation_widget", "fairness_report", "with_preemptable_training",
+           "plot_fragmentation_by_seed", "fragmentation_widget", "plot_allreduce_cliff", "fairness_report", "with_preemptable_training",
            "gang_report", "job_failures"]

@@ -143,3 +143,33 @@ data:
       - name: binpack
       - name: network-topology-aware
 """
+
+
+SCALING_GPUS = (8, 16, 32, 48, 64, 80, 96, 112, 120, 128)
+GLOBAL_BATCH_TOKENS = 128 * 4096           # the lab's global batch: 128 sequences of 4096 tokens
+
+
+def scaling(text: str, gpus: tuple[int, ...] = SCALING_GPUS) -> list[dict]:
+    """Run the job at each size twice — as written (topology-blind) and with :func:`with_kueue_tas` — and return
+    one row per size: ``{gpus, placement, step, allreduce, busbw, worst_node_gpus}`` for both placements
+    (``placement`` ``"blind"`` or ``"kueue-tas"``), read from the run's ``training`` record."""
+    from ..cluster.simulation import run
+    from ..workloads.training import training_records
+    rows = []
+    for n in gpus:
+        for name, edit in (("blind", lambda t: t), ("kueue-tas", with_kueue_tas)):
+            rec = training_records(run(text=edit(at_scale(text, n))).ctx)[0]
+            rows.append({"gpus": n, "placement": name, "step": rec["stepSeconds"], "allreduce": rec["allreduceSeconds"],
+                         "busbw": rec["busBandwidthGBps"],
+                         "worst_node_gpus": min(len(p["gpus"]) for p in rec["placement"]) if rec["placement"] else None})
+    return rows
+
+
+def format_scaling(rows: list[dict]) -> str:
+    """The rows of :func:`scaling` as a table (step and all-reduce in ms, throughput in tokens/s)."""
+    out = [f"{'GPUs':>5}  {'placement':<10} {'step ms':>8} {'all-reduce ms':>14} {'busbw GB/s':>11} "
+           f"{'fewest GPUs/node':>17} {'tokens/s':>10}"]
+    for r in rows:
+        out.append(f"{r['gpus']:>5}  {r['placement']:<10} {r['step'] * 1000:>8.0f} {r['allreduce'] * 1000:>14.0f} "
+                   f"{r['busbw']:>11.0f} {r['worst_node_gpus']:>17} {GLOBAL_BATCH_TOKENS / r['step']:>10,.0f}")
+    return "\n".join(out)
