@@ -173,3 +173,23 @@ def format_scaling(rows: list[dict]) -> str:
         out.append(f"{r['gpus']:>5}  {r['placement']:<10} {r['step'] * 1000:>8.0f} {r['allreduce'] * 1000:>14.0f} "
                    f"{r['busbw']:>11.0f} {r['worst_node_gpus']:>17} {GLOBAL_BATCH_TOKENS / r['step']:>10,.0f}")
     return "\n".join(out)
+
+
+def placement_table(result, group: str = "llama-7b", namespace: str = "default", rows: int = 6) -> str:
+    """The §3.3 terms of the group's last placement, one line per node, tightest bound first (``rows`` of them):
+    the job's GPUs g and NICs r there, ``B_intra · g/(g−1)`` and ``r · B_nic · f_gdr · f_fabric``; then the ring's
+    ``B`` (the smallest of all) and its all-reduce time."""
+    from ..views.topology import group_allreduce
+    cost = group_allreduce(result, group, namespace)
+    terms = sorted(cost.terms, key=lambda t: min(t.nic_bound, t.intra_bound or float("inf")))
+    out = [f"{'node':<11} {'g':>2} {'r':>2} {'B_intra·g/(g-1)':>16} {'r·B_nic·f':>10} {'bound GB/s':>11}"]
+    for t in terms[:rows]:
+        intra = f"{t.intra_bound:.0f}" if t.intra_bound is not None else "—"
+        out.append(f"{t.nodes[0]:<11} {t.gpus:>2} {len(t.rails):>2} {intra:>16} {t.nic_bound:>10.0f} "
+                   f"{min(t.nic_bound, t.intra_bound or float('inf')):>11.0f}")
+    if len(terms) > rows:
+        out.append(f"… {len(terms) - rows} more node(s)")
+    out.append(f"B = {cost.bandwidth:.0f} GB/s ({cost.bottleneck}); {cost.ranks} ranks on {cost.domains} nodes: "
+               f"T = {cost.latency_us:.0f} µs + {cost.size_bytes / 1e9:g} GB × 2({cost.ranks}−1)/{cost.ranks} / B "
+               f"= {cost.seconds * 1000:.0f} ms")
+    return "\n".join(out)
