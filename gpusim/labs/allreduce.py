@@ -5,10 +5,11 @@ scenario text, so the notebook, its exercise answers and the tests build the sam
   compute per step (``gpusim.io/step-time``) grows as the batch per GPU does (strong scaling).
 - :func:`with_kueue_tas` — Kueue Topology-Aware Scheduling: a ``Topology`` over the fabric's labels, the
   ResourceFlavor's ``topologyName``, a ClusterQueue / LocalQueue, the Job's ``kueue.x-k8s.io/queue-name`` label and
-  the pod template's ``kueue.x-k8s.io/podset-required-topology`` (Kueue ``pkg/controller/tas``: the whole pod set
-  in one domain of that level, nodes filled greedily, BestFit for the last one).
+  the pod template's ``kueue.x-k8s.io/podset-required-topology`` (Kueue v0.19 ``pkg/cache/scheduler/tas_*``, as
+  :mod:`gpusim.kueue.tas_flavor_snapshot` mirrors it: the whole pod set in one domain of that level).
 - :func:`with_volcano_hypernodes` — Volcano network-topology-aware scheduling: one tier-1 ``HyperNode`` per
-  scalable unit (by the fabric's rack label), the scheduler ConfigMap with the ``network-topology-aware`` plugin,
+  scalable unit (by the fabric's rack label), the scheduler ConfigMap with the ``network-topology-aware`` plugin
+  (Volcano ``pkg/scheduler/plugins/network-topology-aware``, as :mod:`gpusim.volcano` mirrors it),
   and the Job as a ``batch.volcano.sh/v1alpha1`` Job with ``networkTopology: {mode: hard, highestTierAllowed: 1}``.
 """
 from __future__ import annotations
