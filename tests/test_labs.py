@@ -720,6 +720,14 @@ def test_allreduce_topology_aware_fixes_pass(fix):
     assert not check_allreduce(r, expect="broken").passed
 
 
+def test_allreduce_pinning_the_job_to_the_idle_su_passes():
+    """A nodeSelector on the second SU's rack label is a (manual) topology-aware placement: accepted."""
+    text = CLIFF.replace("      affinity:\n", "      nodeSelector: {cloud.provider.com/topology-rack: r2}\n      affinity:\n", 1)
+    r = run(text=text)
+    assert check_allreduce(r).passed
+    assert _per_node(r) == {f"pool-{i}": 8 for i in range(16)}
+
+
 def test_allreduce_whole_node_workers_pass():
     """16 workers of 8 GPUs (torchrun --nproc-per-node 8): the same 128 GPUs, no node can hold a lone rank."""
     text = at_scale(CLIFF, 16).replace('gpusim.io/step-time: 3344ms', 'gpusim.io/step-time: 418ms').replace(
@@ -745,8 +753,9 @@ def test_allreduce_whole_node_workers_pass():
     (lambda t: t.replace("scalableUnit: 16", "scalableUnit: 32"), "fabric 被改动：scalable_unit = 32"),
     (lambda t: t.replace(CLIFF_TENANTS, ""), "其他租户被改动：缺少 vllm-70b-0"),
     (lambda t: t.replace("count: 16\n", "count: 17\n"), "集群被改动：多出 pool-16"),
+    (lambda t: with_kueue_tas(t, level="kubernetes.io/hostname"), "llama-7b 的 worker 从未全部运行"),
 ], ids=["64-gpus", "112-gpus", "smaller-model", "no-allreduce", "longer-compute", "fewer-steps", "overlap",
-        "faster-nics", "one-big-su", "evict-tenants", "more-nodes"])
+        "faster-nics", "one-big-su", "evict-tenants", "more-nodes", "tas-one-node"])
 def test_allreduce_false_fixes_fail(edit, expected):
     c = check_allreduce(run(text=edit(CLIFF)))
     assert not c.passed
