@@ -657,3 +657,116 @@ def test_bring_up_false_fixes_fail(edit, expected):
 def test_bring_up_expect_is_validated(bring_up_broken):
     with pytest.raises(ValueError, match="expect"):
         check_bring_up(bring_up_broken, expect="cascade")
+
+
+# --- lab 04: the all-reduce cliff ----------------------------------------------------------------------------
+
+from gpusim.labs import allreduce_reference, check_allreduce  # noqa: E402
+from gpusim.labs.allreduce import at_scale, compute_seconds, with_kueue_tas, with_volcano_hypernodes  # noqa: E402
+from gpusim.workloads.training import training_records  # noqa: E402
+
+CLIFF = (ROOT / "labs" / "04-allreduce-cliff" / "cluster.yaml").read_text()
+CLIFF_TENANTS = CLIFF[CLIFF.index("---\napiVersion: v1\nkind: Namespace"):CLIFF.index("---\napiVersion: batch/v1")]
+
+
+def _per_node(result) -> dict[str, int]:
+    rec = training_records(result.ctx)[0]
+    return {p["node"]: len(p["gpus"]) for p in rec["placement"]}
+
+
+@pytest.fixture(scope="module")
+def cliff_broken():
+    return run(text=CLIFF)
+
+
+def test_allreduce_broken_reproduces_the_cliff_and_is_not_a_fix(cliff_broken):
+    c = check_allreduce(cliff_broken, expect="broken")
+    assert c.passed, str(c)
+    per_node = _per_node(cliff_broken)
+    # the bin packer fills the 14 preferred nodes, then the last free GPU of each shared node, then the pool
+    assert per_node["shared-0"] == per_node["shared-1"] == 1
+    assert sum(per_node.values()) == 128 and all(per_node[f"vision-{i}"] == 8 for i in range(14))
+    # one rank alone on a node caps the ring at one NDR NIC (topology.md §3.3: r_i · B_nic = 1 · 48 GB/s)
+    assert "busbw 48 GB/s，瓶颈 1 NIC(s) at shared-0" in c.lines[-1]
+    f = check_allreduce(cliff_broken)
+    assert not f.passed
+    assert [x for x in f.lines if x.startswith("✗")] == [
+        "✗ llama-7b: 每步 0.977 s = 计算 0.418 s + all-reduce 559 ms（busbw 48 GB/s，瓶颈 1 NIC(s) at shared-0），"
+        "是紧凑放置的 2.00 倍；18 台节点，其中 3 台不满 8 张（shared-0 1 张、shared-1 1 张、pool-7 6 张）（允许 ≤ 1.03 倍）"]
+
+
+def test_allreduce_reference_is_the_model_of_16_whole_nodes(cliff_broken):
+    step, cost = allreduce_reference(cliff_broken)
+    # B = min(370 · 8/7, 8 NICs · 48) = 384 GB/s; T = L + 13.5e9 · 2 · 127/128 / 384e9
+    assert cost.bandwidth == pytest.approx(384.0)
+    assert cost.seconds == pytest.approx(13.5e9 * 2 * 127 / 128 / 384e9 + cost.latency_us * 1e-6)
+    assert step == pytest.approx(0.418 + cost.seconds)
+
+
+def test_allreduce_blind_placement_is_fine_at_64_gpus():
+    r = run(text=at_scale(CLIFF, 64))
+    rec = training_records(r.ctx)[0]
+    ref, _ = allreduce_reference(r, 64)
+    assert rec["workers"] == 64 and set(_per_node(r).values()) == {8}
+    assert rec["stepSeconds"] == pytest.approx(ref, rel=0.01)
+    assert compute_seconds(64) == pytest.approx(0.836)
+
+
+@pytest.mark.parametrize("fix", [with_kueue_tas, with_volcano_hypernodes], ids=["kueue-tas", "volcano-hypernode"])
+def test_allreduce_topology_aware_fixes_pass(fix):
+    r = run(text=fix(CLIFF))
+    c = check_allreduce(r)
+    assert c.passed, str(c)
+    assert _per_node(r) == {f"pool-{i}": 8 for i in range(16)}
+    assert not check_allreduce(r, expect="broken").passed
+
+
+def test_allreduce_pinning_the_job_to_the_idle_su_passes():
+    """A nodeSelector on the second SU's rack label is a (manual) topology-aware placement: accepted."""
+    text = CLIFF.replace("      affinity:\n", "      nodeSelector: {cloud.provider.com/topology-rack: r2}\n      affinity:\n", 1)
+    r = run(text=text)
+    assert check_allreduce(r).passed
+    assert _per_node(r) == {f"pool-{i}": 8 for i in range(16)}
+
+
+def test_allreduce_whole_node_workers_pass():
+    """16 workers of 8 GPUs (torchrun --nproc-per-node 8): the same 128 GPUs, no node can hold a lone rank."""
+    text = at_scale(CLIFF, 16).replace('gpusim.io/step-time: 3344ms', 'gpusim.io/step-time: 418ms').replace(
+        "pytorch:24.08-py3, resources: {limits: {nvidia.com/gpu: 1}}", "pytorch:24.08-py3, resources: {limits: {nvidia.com/gpu: 8}}")
+    r = run(text=text)
+    c = check_allreduce(r)
+    assert c.passed, str(c)
+    assert "✓ 训练 Job 未改动：llama-7b 共 128 张 GPU（16 个 worker × 8），每步 13.5G 梯度、418 ms 计算、2000 步" in c.lines
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: at_scale(t, 64), "64 个 worker × 1 张 = 64 张 GPU（应为 128）"),
+    (lambda t: at_scale(t, 112), "112 个 worker × 1 张 = 112 张 GPU（应为 128）"),
+    (lambda t: t.replace("gpusim.io/allreduce-bytes: 13.5G", "gpusim.io/allreduce-bytes: 2G"),
+     "gpusim.io/allreduce-bytes = 2G（应为 13.5G"),
+    (lambda t: t.replace("        gpusim.io/allreduce-bytes: 13.5G\n", ""), "gpusim.io/allreduce-bytes = None"),
+    (lambda t: t.replace("gpusim.io/step-time: 418ms", "gpusim.io/step-time: 4s"), "gpusim.io/step-time = 4s"),
+    (lambda t: t.replace('gpusim.io/training-steps: "2000"', 'gpusim.io/training-steps: "200"'),
+     "gpusim.io/training-steps = 200"),
+    (lambda t: t.replace("gpusim.io/allreduce-bytes: 13.5G", "gpusim.io/allreduce-bytes: 13.5G\n"
+                         "        gpusim.io/allreduce-overlap: \"0.9\""), "gpusim.io/allreduce-overlap = 0.9"),
+    (lambda t: t.replace("  labels: kueue\n", "  labels: kueue\n  nicSpeed: 800G\n"), "fabric 被改动：nic_speed = 800"),
+    (lambda t: t.replace("scalableUnit: 16", "scalableUnit: 32"), "fabric 被改动：scalable_unit = 32"),
+    (lambda t: t.replace(CLIFF_TENANTS, ""), "其他租户被改动：缺少 vllm-70b-0"),
+    (lambda t: t.replace("count: 16\n", "count: 17\n"), "集群被改动：多出 pool-16"),
+    (lambda t: with_kueue_tas(t, level="kubernetes.io/hostname"), "llama-7b 的 worker 从未全部运行"),
+], ids=["64-gpus", "112-gpus", "smaller-model", "no-allreduce", "longer-compute", "fewer-steps", "overlap",
+        "faster-nics", "one-big-su", "evict-tenants", "more-nodes", "tas-one-node"])
+def test_allreduce_false_fixes_fail(edit, expected):
+    c = check_allreduce(run(text=edit(CLIFF)))
+    assert not c.passed
+    assert any(expected in x for x in c.lines), str(c)
+
+
+def test_allreduce_helpers_validate():
+    with pytest.raises(ValueError, match="gpus"):
+        at_scale(CLIFF, 0)
+    with pytest.raises(ValueError, match="no batch/v1 Job 'llama-7b'"):
+        with_kueue_tas(CLIFF.replace("name: llama-7b", "name: other"))
+    with pytest.raises(ValueError, match="expect"):
+        check_allreduce(run(text=at_scale(CLIFF, 8)), expect="cascade")

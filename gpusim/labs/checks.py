@@ -27,13 +27,19 @@ operator's driver kept where there is no preinstalled one.
 ``check_admission`` — lab 06 (``labs/06-admission-error``): a kubelet restart; the pods bound meanwhile fail
 ``UnexpectedAdmissionError``. Fixed when every workload still runs to completion on its GPUs with the restart
 kept (a Job that recreates the pod, or the node cordoned until the device plugin is back).
+
+``check_allreduce`` — lab 04 (``labs/04-allreduce-cliff``): a 128-GPU data-parallel job placed by a topology-blind
+bin-packing scheduler leaves two ranks alone on nearly full nodes, and the ring all-reduce drops to one NIC's
+bandwidth. Fixed when the step time is within 3% of the packed placement's (16 whole nodes of one scalable
+unit) with the job, the cluster, the fabric and the other tenants as the lab defines them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..api.validation import (ANNOTATION_DURATION, ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH,
+from ..api.validation import (ANNOTATION_ALLREDUCE_BYTES, ANNOTATION_ALLREDUCE_OVERLAP, ANNOTATION_DURATION,
+                              ANNOTATION_GPU_MEMORY, ANNOTATION_GPU_MEMORY_GROWTH,
                               ANNOTATION_STEP_TIME, ANNOTATION_SUBMIT_AT, ANNOTATION_TRAINING_STEPS,
                               ANNOTATION_TRAINING_WORKERS)
 from ..api.validation import OOM_MESSAGE
@@ -723,4 +729,170 @@ def check_bring_up(result, expect: str = "fixed") -> CheckResult:
                       f"{h['start'] - BRINGUP_JOIN_AT:.0f} s）" if h is not None else
                   f"{name}: 没有拿到 GPU（{pod_status_text(p) if p is not None else '不存在'}）")
         c.add(state == "ready", f"ClusterPolicy status.state = {state}")
+    return CheckResult(c.ok, c.lines, title)
+
+
+# --- lab 04 (labs/04-allreduce-cliff) ----------------------------------------------------------------------
+
+ALLREDUCE_JOB = "llama-7b"
+ALLREDUCE_GPUS = 128
+ALLREDUCE_COMPUTE_S = 0.418          # 6 x 6.74e9 x 4096 FLOP per GPU at 40% of 989 TFLOP/s (README)
+ALLREDUCE_BYTES = "13.5G"            # Llama-2-7B: 6.74e9 parameters x 2 bytes (bf16 gradients)
+ALLREDUCE_STEPS = 2000
+ALLREDUCE_RACK_LABEL = "cloud.provider.com/topology-rack"   # Fabric labels: kueue -> one value per scalable unit
+ALLREDUCE_RACKS = ("r1", "r2")
+ALLREDUCE_MODEL = "H100-SXM5-80GB"
+ALLREDUCE_BOARD = "dgx-h100"
+ALLREDUCE_POOLS = (("vision", 14), ("shared", 2), ("pool", 16))   # NodePools in fabric order: SU0 = vision + shared
+ALLREDUCE_FABRIC = {"type": "RailOptimized", "nic_speed": None, "scalable_unit": 16, "spines": None,
+                    "oversubscription": 1, "load": 0}
+# other tenants' pods (namespace inference): name -> (nvidia.com/gpu, node they are pinned to)
+ALLREDUCE_TENANTS = {f"{name}-{k}": (gpus, f"shared-{k}") for k in (0, 1)
+                     for name, gpus in (("vllm-70b", 4), ("vllm-8b", 2), ("notebook", 1))}
+ALLREDUCE_TOLERANCE = 0.03           # fixed: step time at most 3% above the packed placement's
+ALLREDUCE_CLIFF = 1.5                # broken: at least 1.5x the packed placement's step time
+
+
+def _allreduce_nodes() -> list[str]:
+    return [f"{pool}-{i}" for pool, count in ALLREDUCE_POOLS for i in range(count)]
+
+
+def allreduce_reference(result, gpus: int = ALLREDUCE_GPUS):
+    """The packed placement of lab 04's job on ``gpus`` GPUs: whole nodes of the idle scalable unit (the ``pool``
+    NodePool), ranks node after node. Returns ``(step seconds, AllReduceCost)`` on the run's boards and fabric
+    (gpusim.hardware.collectives, topology reference §3.3), with the lab's compute per step at that size."""
+    from ..api.quantity import parse_quantity
+    from ..hardware.collectives import step_time
+    full, rest = divmod(gpus, 8)
+    nodes = [(f"pool-{i}", range(8)) for i in range(full)] + ([(f"pool-{full}", range(rest))] if rest else [])
+    cost = result.ctx.topology.allreduce(nodes, float(parse_quantity(ALLREDUCE_BYTES)))
+    return step_time(ALLREDUCE_COMPUTE_S * ALLREDUCE_GPUS / gpus, cost.seconds), cost
+
+
+def _allreduce_cluster(result, c: "_Lines") -> None:
+    sc = result.scenario
+    want = _allreduce_nodes()
+    nodes = {n: (m.name, k, sc.boards.get(n, (None,))[0]) for n, (m, k) in sorted(sc.gpus.items())}
+    bad = [f"{n} {k} 张 {m}（{b}）" for n, (m, k, b) in nodes.items() if n in want and (m, k, b) != (
+        ALLREDUCE_MODEL, 8, ALLREDUCE_BOARD)]
+    extra, missing = sorted(set(nodes) - set(want)), [n for n in want if n not in nodes]
+    ok = not (bad or extra or missing)
+    c.add(ok, f"集群未改动：{len(want)} 台 {ALLREDUCE_BOARD}（8 × {ALLREDUCE_MODEL}），NodePool "
+              + "、".join(f"{p} {k} 台" for p, k in ALLREDUCE_POOLS) if ok else
+          "集群被改动：" + "；".join(([f"多出 {', '.join(extra[:3])}"] if extra else [])
+                                  + ([f"缺少 {', '.join(missing[:3])}"] if missing else []) + bad[:3])
+          + f"（应为 {len(want)} 台 8 卡 {ALLREDUCE_MODEL} 的 {ALLREDUCE_BOARD}）")
+    spec = sc.fabric_spec
+    diff = [f"{k} = {getattr(spec, k, None)!r}（应为 {v!r}）" for k, v in ALLREDUCE_FABRIC.items()
+            if spec is None or getattr(spec, k) != v]
+    if list(sc.fabric_nodes) != want:
+        diff.append("接入 fabric 的节点或顺序变了（前 16 台是第一个 scalable unit，后 16 台是第二个）")
+    c.add(not diff, "fabric 未改动：RailOptimized，每个 scalable unit 16 台，每 GPU 一块 NDR 400G，无超额订阅、空闲"
+          if not diff else "fabric 被改动：" + "；".join(diff[:3]) + "——换一张更大/更快的网不是调度的修复")
+
+
+def _allreduce_tenants(result, c: "_Lines") -> None:
+    from ..api.duration import parse_duration
+    units = _submitted(result, ("inference",))
+    diff = [f"缺少 {n}" for n in ALLREDUCE_TENANTS if ("inference", n) not in units]
+    diff += [f"多出 {n}" for (_, n) in sorted(units) if n not in ALLREDUCE_TENANTS]
+    for name, (gpus, node) in ALLREDUCE_TENANTS.items():
+        u, p = units.get(("inference", name)), result.pod(name, "inference")
+        if u is None:
+            continue
+        dur = dict(u.annotations).get(ANNOTATION_DURATION)
+        if u.gpus_per_pod != gpus or dur is None or abs(parse_duration(dur) - 86400) > 1e-9 or u.submit_at != 0:
+            diff.append(f"{name}: {u.gpus_per_pod:g} 张 GPU，{ANNOTATION_DURATION} = {dur}（应为 {gpus} 张、24h、0 s 提交）")
+        elif p is None or p.spec.node_name != node:
+            diff.append(f"{name}: 运行在 {p.spec.node_name if p is not None else '—'}（应为 {node}）")
+    c.add(not diff, f"其他租户未改动：{len(ALLREDUCE_TENANTS)} 个推理/notebook Pod 仍在 shared-0、shared-1 上各占 7 张 GPU"
+          if not diff else "其他租户被改动：" + "；".join(diff[:3])
+          + "——把别人的推理服务挤走不是修复")
+
+
+def _allreduce_job(result, c: "_Lines") -> Optional[_Unit]:
+    from ..api.duration import parse_duration
+    from ..api.quantity import parse_quantity
+    units = _submitted(result, ("default",))
+    u = units.get(("default", ALLREDUCE_JOB))
+    extra = sorted(n for (_, n) in units if n != ALLREDUCE_JOB)
+    if u is None:
+        c.add(False, f"找不到训练 Job {ALLREDUCE_JOB}（batch/v1 或 Volcano Job）")
+        return None
+    ann = dict(u.annotations)
+    diff = []
+    total = u.pods * u.gpus_per_pod
+    if total != ALLREDUCE_GPUS:
+        diff.append(f"{u.pods} 个 worker × {u.gpus_per_pod:g} 张 = {total:g} 张 GPU（应为 {ALLREDUCE_GPUS}）——少用 GPU 不是扩展到 128 卡")
+    workers = ann.get(ANNOTATION_TRAINING_WORKERS)
+    if workers != str(u.pods):
+        diff.append(f"{ANNOTATION_TRAINING_WORKERS} = {workers}（应为 worker 数 {u.pods}）")
+    got = ann.get(ANNOTATION_ALLREDUCE_BYTES)
+    if got is None or float(parse_quantity(got)) != float(parse_quantity(ALLREDUCE_BYTES)):
+        diff.append(f"{ANNOTATION_ALLREDUCE_BYTES} = {got}（应为 {ALLREDUCE_BYTES}，Llama-2-7B 的 bf16 梯度）"
+                    "——换小模型或少报梯度不是修复")
+    step = ann.get(ANNOTATION_STEP_TIME)
+    if step is None or abs(parse_duration(step) - ALLREDUCE_COMPUTE_S) > 1e-9:
+        diff.append(f"{ANNOTATION_STEP_TIME} = {step}（应为 {ALLREDUCE_COMPUTE_S * 1000:g}ms，每步的计算时间）")
+    if ann.get(ANNOTATION_TRAINING_STEPS) != str(ALLREDUCE_STEPS):
+        diff.append(f"{ANNOTATION_TRAINING_STEPS} = {ann.get(ANNOTATION_TRAINING_STEPS)}（应为 {ALLREDUCE_STEPS}）")
+    overlap = ann.get(ANNOTATION_ALLREDUCE_OVERLAP)
+    if overlap is not None and float(overlap) != 0:
+        diff.append(f"{ANNOTATION_ALLREDUCE_OVERLAP} = {overlap}（实验里为 0：注解只是告诉模拟器重叠了多少，"
+                    "并不会让 all-reduce 变快）")
+    diff += [f"多出 {n}" for n in extra]
+    c.add(not diff, f"训练 Job 未改动：{ALLREDUCE_JOB} 共 {ALLREDUCE_GPUS} 张 GPU（{u.pods} 个 worker × "
+                    f"{u.gpus_per_pod:g}），每步 {ALLREDUCE_BYTES} 梯度、{ALLREDUCE_COMPUTE_S * 1000:g} ms 计算、"
+                    f"{ALLREDUCE_STEPS} 步" if not diff else "训练 Job 被改动：" + "；".join(diff[:3]))
+    return u
+
+
+def check_allreduce(result, expect: str = "fixed") -> CheckResult:
+    """Check lab 04 from a finished run. ``expect``: ``"broken"`` (reproduce) or ``"fixed"``.
+
+    The lab's Llama-2-7B job (128 GPUs, one rank per pod, 13.5 GB of bf16 gradients per step) is placed by a
+    GPU bin-packing default scheduler that knows nothing about topology: two of its ranks land alone on nodes
+    where other tenants hold 7 of 8 GPUs, and the ring all-reduce runs at one NIC's bandwidth (topology reference
+    §3.3, "node fragmentation"). The reference is :func:`allreduce_reference`: 16 whole nodes of one scalable unit.
+
+    - ``"broken"``: the job ran all 128 ranks, some node holds fewer than 8 of them, and its step time is at least
+      :data:`ALLREDUCE_CLIFF` × the reference.
+    - ``"fixed"``: the job finished its steps with a step time at most :data:`ALLREDUCE_TOLERANCE` above the
+      reference. Rejected as false fixes: fewer GPUs, a smaller model (``allreduce-bytes``), a different compute
+      time or steps, declaring an all-reduce overlap, a bigger or faster fabric (or other boards / more nodes), and
+      moving or removing the other tenants' pods."""
+    if expect not in ("broken", "fixed"):
+        raise ValueError(f'expect must be "broken" or "fixed", not {expect!r}')
+    from ..workloads.training import training_report
+    c = _Lines()
+    _allreduce_cluster(result, c)
+    _allreduce_tenants(result, c)
+    _allreduce_job(result, c)
+    ref, cost = allreduce_reference(result)
+    c.lines.append(f"· 紧凑放置（16 台整机、同一个 scalable unit）：all-reduce {cost.seconds * 1000:.0f} ms"
+                   f"（busbw {cost.bus_bandwidth:.0f} GB/s），每步 {ref:.3f} s")
+    rep = next((g for g in training_report(result) if g["namespace"] == "default" and g["group"] == ALLREDUCE_JOB), None)
+    placement = rep["placements"][-1] if rep is not None and rep["placements"] else None
+    if placement is None or rep["step_seconds"] is None:
+        c.add(False, f"{ALLREDUCE_JOB} 的 worker 从未全部运行，没有测到步长")
+        title = "实验 04 · " + ("复现" if expect == "broken" else "修复") + "：all-reduce 断崖"
+        return CheckResult(False, c.lines, title)
+    step = rep["step_seconds"]
+    per_node = [(node, len(ids)) for node, ids in placement.nodes]
+    partial = [(n, k) for n, k in per_node if k < 8]
+    where = (f"{len(per_node)} 台节点" + (f"，其中 {len(partial)} 台不满 8 张（"
+             + "、".join(f"{n} {k} 张" for n, k in sorted(partial, key=lambda x: x[1])[:4]) + "）" if partial else "，都是整机"))
+    bw = placement.bus_bandwidth
+    line = (f"{ALLREDUCE_JOB}: 每步 {step:.3f} s = 计算 {rep['step_time']:.3f} s + all-reduce "
+            f"{(placement.allreduce_seconds or 0) * 1000:.0f} ms（busbw {bw or 0:.0f} GB/s，瓶颈 {placement.bottleneck}），"
+            f"是紧凑放置的 {step / ref:.2f} 倍；{where}")
+    if expect == "broken":
+        title = "实验 04 · 复现：128 卡的 all-reduce 掉下断崖"
+        c.add(bool(partial) and step >= ALLREDUCE_CLIFF * ref, line)
+    else:
+        title = "实验 04 · 修复：128 卡的步长回到紧凑放置"
+        c.add(step <= (1 + ALLREDUCE_TOLERANCE) * ref, line + (f"（允许 ≤ {1 + ALLREDUCE_TOLERANCE:.2f} 倍）"))
+        done = rep["steps_done"] >= ALLREDUCE_STEPS and rep["completed_at"] is not None
+        c.add(done, f"{ALLREDUCE_JOB}: 跑完 {rep['steps_done']}/{ALLREDUCE_STEPS} 步" + (
+            f"，{rep['completed_at']:.0f} s 完成（提交后 {rep['completed_at'] - (rep['created'] or 0):.0f} s）" if done else ""))
     return CheckResult(c.ok, c.lines, title)

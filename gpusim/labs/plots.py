@@ -1,14 +1,16 @@
 """Pictures for the labs. Memory over time for the GPU sharing labs: :func:`gpusim.views.sharing.plot_gpu_memory` (one panel
 per physical GPU; pods stacked where they share one pool of memory, one line per pod under MPS with the
 pinned limit dashed; a red × at every ``CUDA error: out of memory``). Chapter 02.2 draws the same picture.
-Fragmentation over time and by seed for lab 08 (and chapter 07), with a widget over the seeds.
+Fragmentation over time and by seed for lab 08 (and chapter 07), with a widget over the seeds. Step time and
+throughput against GPUs for lab 04.
 """
 from __future__ import annotations
 
 from ..views.sharing import plot_gpu_memory
 from ..views.display import show_widget
 
-__all__ = ["plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget"]
+__all__ = ["plot_gpu_memory", "plot_fragmentation_over_time", "plot_fragmentation_by_seed", "fragmentation_widget",
+           "plot_allreduce_cliff"]
 
 
 def plot_fragmentation_over_time(cmp: dict, seed: int = 0, ax=None, window: float = 600.0):
@@ -78,3 +80,32 @@ def fragmentation_widget(builds: dict, seed: int = 0):
     slider.observe(show, names="value")
     show()
     show_widget(w.VBox([slider, out]))
+
+
+def plot_allreduce_cliff(rows: list, axes=None):
+    """Lab 04: step time and throughput against GPUs for the topology-blind and the Kueue TAS placement (rows of
+    :func:`gpusim.labs.allreduce.scaling`); the blind curve's last points are the cliff."""
+    import matplotlib.pyplot as plt
+
+    from .allreduce import GLOBAL_BATCH_TOKENS
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    styles = {"blind": ("C3", "o", "topology-blind (bin packing)"), "kueue-tas": ("C0", "s", "Kueue TAS (one SU)")}
+    for name, (color, marker, label) in styles.items():
+        pts = sorted((r["gpus"], r["step"]) for r in rows if r["placement"] == name)
+        xs = [x for x, _ in pts]
+        axes[0].plot(xs, [y for _, y in pts], color=color, marker=marker, label=label)
+        axes[1].plot(xs, [GLOBAL_BATCH_TOKENS / y / 1e6 for _, y in pts], color=color, marker=marker, label=label)
+    for ax in axes:
+        ax.set_xlabel("GPUs (one rank per GPU)")
+        ax.set_xticks(range(0, max(r["gpus"] for r in rows) + 1, 16))
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize=8)
+    axes[0].set_yscale("log")
+    for axis in (axes[0].yaxis.set_major_formatter, axes[0].yaxis.set_minor_formatter):
+        axis(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[0].set_ylabel("step time (s, log scale)")
+    axes[0].set_title("Llama-2-7B step time (same global batch)")
+    axes[1].set_ylabel("throughput (M tokens/s)")
+    axes[1].set_title("Throughput: the blind 128-GPU job is slower than 64")
+    return axes
