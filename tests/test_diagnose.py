@@ -73,6 +73,13 @@ CASES = {
                  "Kubelet stopped posting node status."),
     "MigConfigFailure": ((MIG, pool(), fault("MigConfigFailure"), LABEL_MIG, MIG_POD), "train", "mig",
                          "NVML_ERROR_RESET_REQUIRED"),
+    # mig-manager (reconfigure-mig.sh) cannot reset GPUs a pod holds: the holder is named (lab 07's root cause)
+    "MIG config while a pod holds the GPUs": ((MIG, pool(), pod("busy", gpus=2, duration="1h"), LABEL_MIG, MIG_POD),
+                                              "train", "mig-in-use", "pods held the GPUs when mig-manager tried to "
+                                              "reset them: default/busy"),
+    # mig-parted: a label naming a config the ConfigMap does not define
+    "MIG config not in the ConfigMap": ((MIG, pool(), LABEL_MIG.replace("all-1g.10gb", "all-1g.12gb"), MIG_POD),
+                                        "train", "mig-config", "selected mig-config not present: all-1g.12gb"),
     "time-slicing OOM": ((pool(), pod(ann=", gpusim.io/gpu-memory: 90Gi")), "train", "oom", "CUDA error: out of memory"),
     "all GPUs in use": ((pool(), pod("a", gpus=2, duration="1h"), pod(submit="1m")), "train", "gpus-busy",
                         "Insufficient nvidia.com/gpu"),
