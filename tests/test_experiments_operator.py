@@ -108,3 +108,12 @@ def test_plot_bring_up_draws_one_row_per_operand(runs):
     ax = op.plot_bring_up(runs["none"], at=450)
     assert [t.get_text() for t in ax.get_yticklabels()] == UPSTREAM_ORDER
     assert ax.get_xlabel() == "simulated time (s)"
+
+
+def test_allocate_response_is_the_envvar_strategy(runs):
+    resp = op.allocate_response(runs["none"], "train")
+    (res,) = resp["trainer"].values()
+    assert len(res["devices"]) == 8 and all(d.startswith("GPU-") for d in res["devices"])
+    assert res["envs"] == {"NVIDIA_VISIBLE_DEVICES": ",".join(res["devices"])}
+    with pytest.raises(KeyError):
+        op.allocate_response(runs["none"], "nope")

@@ -215,7 +215,7 @@ def plot_bring_up(result: Any, node: str = NODE, at: Optional[float] = None, ax:
     import matplotlib.pyplot as plt
     rows = bring_up_timeline(result, node)
     if ax is None:
-        _, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.6))
+        _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.8))
     end = result.end
     for y, row in enumerate(rows):
         marks = [row.created, row.initialized if row.initialized is not None else end,
@@ -223,16 +223,22 @@ def plot_bring_up(result: Any, node: str = NODE, at: Optional[float] = None, ax:
         for (label, color), a, b in zip(_PHASES, marks, marks[1:]):
             if b > a:
                 ax.barh(y, b - a, left=a, color=color, edgecolor="white", label=label if y == 0 else None)
-    for i, (name, t) in enumerate(milestones(result, node).items()):
+    marks_at = milestones(result, node)
+    for i, (name, t) in enumerate(marks_at.items(), 1):   # numbered lines, named in a key on the right
         ax.axvline(t, color="0.35", ls="--", lw=0.8)
-        ax.text(t, len(rows) - 0.3 + 0.45 * (i % 2), f" {name}", fontsize=7, rotation=0, va="bottom")
+        ax.text(t, 1.01 + 0.05 * (i % 2), str(i), transform=ax.get_xaxis_transform(), fontsize=7, ha="center")
+    ax.text(1.01, 1.0, "\n".join(f"{i}  {name} ({t:.0f} s)" for i, (name, t) in enumerate(marks_at.items(), 1)),
+            transform=ax.transAxes, fontsize=8, va="top", family="monospace")
     if at is not None:
         ax.axvline(at, color="red", lw=1.5)
+    # a finished bring-up: show it up to a minute after the last step; a stuck one: the whole run
+    done = [r.ready for r in rows if r.ready is not None]
+    if rows and len(done) == len(rows):
+        ax.set_xlim(min(r.created for r in rows) - 10, min(end, max([*done, *marks_at.values()]) + 60))
     ax.set_yticks(range(len(rows)), [r.daemonset for r in rows], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_ylim(len(rows) + 0.6, -0.6)
+    ax.set_ylim(len(rows) - 0.4, -0.6)
     ax.set_xlabel("simulated time (s)")
-    ax.set_title(title or f"GPU Operator bring-up of {node}")
+    ax.set_title(title or f"GPU Operator bring-up of {node}", pad=30)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for _, c in _PHASES]
     ax.legend(handles, [n for n, _ in _PHASES], loc="lower right", fontsize=8)
     return ax
@@ -276,3 +282,15 @@ def xid_rule_table() -> str:
              for x in sorted(CATALOG.values(), key=lambda x: x.number)]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def allocate_response(result: Any, pod: str, namespace: str = "default") -> dict[str, dict[str, Any]]:
+    """container → resource → ``{"devices": [...], "envs": {...}}``: what the plugin's Allocate returned for the
+    pod (the kubelet's device manager keeps it in its checkpoint, pkg/kubelet/cm/devicemanager pod_devices.go)."""
+    p = result.api.get("Pod", namespace, pod)
+    if p is None:
+        raise KeyError(f'pods "{pod}" not found in namespace "{namespace}"')
+    kl = result.kubelets.get(p.spec.node_name)
+    held = kl.dm.pod_devices.get(p.metadata.uid, {}) if kl is not None and kl.dm is not None else {}
+    return {c: {r: {"devices": list(ids), "envs": dict(extra.get("envs", {}))} for r, (ids, extra) in rs.items()}
+            for c, rs in held.items()}
