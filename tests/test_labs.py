@@ -741,3 +741,13 @@ def test_mig_false_fixes_fail(edit, expected):
 def test_mig_expect_is_validated(mig_broken):
     with pytest.raises(ValueError, match="expect"):
         check_mig(mig_broken, expect="cascade")
+
+
+def test_get_nodes_label_and_resource_columns(mig_broken):
+    """`kubectl get nodes -L nvidia.com/mig.config,...`: one column per label, headed by the key's last path
+    segment upper-cased (kubectl's decorateTable), and one alloc/cap column per extended resource."""
+    from gpusim.views.kubectl import get_nodes
+    head, row = get_nodes(mig_broken, label_columns=("nvidia.com/mig.config", "nvidia.com/mig.config.state"),
+                          resources=("nvidia.com/gpu", "nvidia.com/mig-1g.10gb")).splitlines()
+    assert head.split()[-6:] == ["GPU", "(alloc/cap)", "MIG-1G.10GB", "(alloc/cap)", "MIG.CONFIG", "MIG.CONFIG.STATE"]
+    assert row.split()[-4:] == ["8/8", "0/0", "all-1g.10gb", "failed"]
