@@ -15,6 +15,19 @@ metadata: {name: a}
 spec: {at: 1m, type: LabelNode, node: gpu-0, labels: {nvidia.com/mig.config: all-1g.10gb}}
 """
 MIG_POD = pod("train", submit="2m").replace("nvidia.com/gpu: 1", "nvidia.com/mig-1g.10gb: 1")
+CUSTOM_MIG = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: custom-mig, namespace: gpu-operator}
+data:
+  config.yaml: |
+    version: v1
+    mig-configs:
+      all-disabled:
+      - {devices: all, mig-enabled: false}
+      all-1g.5gb:
+      - {devices: all, mig-enabled: true, mig-devices: {1g.5gb: 7}}
+"""
 KUEUE = """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -73,6 +86,18 @@ CASES = {
                  "Kubelet stopped posting node status."),
     "MigConfigFailure": ((MIG, pool(), fault("MigConfigFailure"), LABEL_MIG, MIG_POD), "train", "mig",
                          "NVML_ERROR_RESET_REQUIRED"),
+    # mig-manager (reconfigure-mig.sh) cannot reset GPUs a pod holds: the holder is named (lab 07's root cause)
+    "MIG config while a pod holds the GPUs": ((MIG, pool(), pod("busy", gpus=2, duration="1h"), LABEL_MIG, MIG_POD),
+                                              "train", "mig-in-use", "pods held the GPUs when mig-manager tried to "
+                                              "reset them: default/busy"),
+    # mig-parted: a profile the model does not have (1g.5gb is a 40GB part's profile, not an 80GB one's)
+    "MIG profile not on this model": ((MIG.replace("spec: {mig: {strategy: mixed}}", "spec: {mig: {strategy: mixed}, "
+                                                   "migManager: {config: {name: custom-mig}}}"), CUSTOM_MIG, pool(),
+                                       LABEL_MIG.replace("all-1g.10gb", "all-1g.5gb"), MIG_POD), "train", "mig-config",
+                                      'MIG profile "1g.5gb" does not exist on A100-SXM4-80GB'),
+    # mig-parted: a label naming a config the ConfigMap does not define
+    "MIG config not in the ConfigMap": ((MIG, pool(), LABEL_MIG.replace("all-1g.10gb", "all-1g.12gb"), MIG_POD),
+                                        "train", "mig-config", "selected mig-config not present: all-1g.12gb"),
     "time-slicing OOM": ((pool(), pod(ann=", gpusim.io/gpu-memory: 90Gi")), "train", "oom", "CUDA error: out of memory"),
     "all GPUs in use": ((pool(), pod("a", gpus=2, duration="1h"), pod(submit="1m")), "train", "gpus-busy",
                         "Insufficient nvidia.com/gpu"),

@@ -763,6 +763,86 @@ def test_allreduce_false_fixes_fail(edit, expected):
     assert any(expected in x for x in c.lines), str(c)
 
 
+# --- lab 07: a MIG config that never takes effect ----------------------------------------------------------
+
+from gpusim.labs import check_mig  # noqa: E402
+from gpusim.labs.migconfig import relabel_again, relabel_at  # noqa: E402
+
+MIG_LAB = (ROOT / "labs" / "07-mig-not-applied" / "cluster.yaml").read_text()
+INFER_LIMIT = "resources: {limits: {nvidia.com/mig-1g.10gb: 1}}"
+
+
+@pytest.fixture(scope="module")
+def mig_broken():
+    return run(text=MIG_LAB)
+
+
+def test_mig_broken_reproduces_and_is_not_a_fix(mig_broken):
+    c = check_mig(mig_broken, expect="broken")
+    assert c.passed, str(c)
+    assert ("✓ mig-manager: Unable to apply MIG config all-1g.10gb: nvidia-smi mig: In use by another client "
+            "(GPU workloads are still running)") in c.lines
+    f = check_mig(mig_broken)
+    assert [x for x in f.lines if x.startswith("✗")] == [
+        "✗ a100-0: nvidia.com/mig.config=all-1g.10gb，nvidia.com/mig.config.state=failed，allocatable "
+        "nvidia.com/mig-1g.10gb = 0（应为 all-1g.10gb、success、56）"] + [
+        f"✗ infer-{i}: 从未拿到 nvidia.com/mig-1g.10gb（phase Pending）" for i in range(4)]
+
+
+def test_mig_diagnose_names_the_pod_that_held_the_gpus(mig_broken):
+    for name in ("infer-0", "infer-3"):
+        d = diagnose_pod(mig_broken, name)
+        assert [f.layer for f in d.findings] == ["scheduler", "mig-manager"]
+        assert d.root_cause == "mig-in-use"
+        assert d.root.summary.endswith("pods held the GPUs when mig-manager tried to reset them: default/train")
+        assert any("In use by another client" in e for e in d.root.evidence)
+    assert diagnose_pod(mig_broken, "train").findings == []
+
+
+def test_mig_relabel_after_the_training_passes():
+    c = check_mig(run(text=relabel_at(MIG_LAB)))
+    assert c.passed, str(c)
+    assert "✓ infer-0: t=3680s～5481s 用 1 个 nvidia.com/mig-1g.10gb 跑完（提交后等待 2780 s）" in c.lines
+    assert "· MigConfigFailed 事件 0 个" in c.lines
+
+
+def test_mig_label_away_and_back_once_the_gpus_are_free_passes():
+    r = run(text=relabel_again(MIG_LAB))
+    c = check_mig(r)
+    assert c.passed, str(c)
+    assert "✓ train: t=0s～3601s 用 8 个 nvidia.com/gpu 跑完（提交后等待 0 s）" in c.lines
+    assert not check_mig(r, expect="broken").passed
+
+
+def test_relabel_at_needs_the_labs_action():
+    with pytest.raises(ValueError, match="LabelNode"):
+        relabel_at(MIG_LAB.replace("at: 10m, type: LabelNode", "at: 11m, type: LabelNode"))
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.replace(INFER_LIMIT, "resources: {limits: {nvidia.com/gpu: 1}}"),
+     "infer-0: 申请 1 个 nvidia.com/gpu（应为 1 个 nvidia.com/mig-1g.10gb）——整卡不是 MIG 实例"),
+    (lambda t: t.replace(", " + INFER_LIMIT, ""), "infer-0: 申请 没有 GPU limit"),
+    (lambda t: t.replace("count: 1\n", "count: 2\n"), "✗ 集群被改动"),
+    (lambda t: t.replace("{name: train, annotations: {gpusim.io/duration: 1h}}",
+                         "{name: train, annotations: {gpusim.io/duration: 5m}}"), "train: gpusim.io/duration = 5m"),
+    (lambda t: t.replace("{name: train, annotations: {gpusim.io/duration: 1h}}",
+                         "{name: train, annotations: {gpusim.io/duration: 1h, gpusim.io/submit-at: 2h}}"),
+     "train: 提交于 7200s（应为 0s）"),
+    (lambda t: t.replace("mig: {strategy: mixed}", "mig: {strategy: single}"), "✗ ClusterPolicy spec.mig.strategy = single"),
+    (lambda t: relabel_again(t, away="30m", back="31m"), "✗ infer-0: 从未拿到 nvidia.com/mig-1g.10gb"),
+    (lambda t: relabel_at(t).replace("nvidia.com/mig.config: all-1g.10gb}}", "nvidia.com/mig.config: all-balanced}}"),
+     "✗ a100-0: nvidia.com/mig.config=all-balanced"),
+    (lambda t: t.replace("labels: {nvidia.com/mig.config: all-disabled}", "labels: {nvidia.com/mig.config: all-1g.10gb}"),
+     "✗ train: 从未拿到 nvidia.com/gpu"),
+], ids=["whole-gpus", "no-gpu-limit", "second-node", "shorter-train", "train-later", "single-strategy",
+        "relabel-while-busy", "other-config", "mig-from-the-start"])
+def test_mig_false_fixes_fail(edit, expected):
+    c = check_mig(run(text=edit(MIG_LAB)))
+    assert not c.passed
+    assert any(expected in x for x in c.lines), str(c)
+
+
 def test_allreduce_helpers_validate():
     with pytest.raises(ValueError, match="gpus"):
         at_scale(CLIFF, 0)
@@ -770,3 +850,18 @@ def test_allreduce_helpers_validate():
         with_kueue_tas(CLIFF.replace("name: llama-7b", "name: other"))
     with pytest.raises(ValueError, match="expect"):
         check_allreduce(run(text=at_scale(CLIFF, 8)), expect="cascade")
+
+
+def test_mig_expect_is_validated(mig_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_mig(mig_broken, expect="cascade")
+
+
+def test_get_nodes_label_and_resource_columns(mig_broken):
+    """`kubectl get nodes -L nvidia.com/mig.config,...`: one column per label, headed by the key's last path
+    segment upper-cased (kubectl's decorateTable), and one alloc/cap column per extended resource."""
+    from gpusim.views.kubectl import get_nodes
+    head, row = get_nodes(mig_broken, label_columns=("nvidia.com/mig.config", "nvidia.com/mig.config.state"),
+                          resources=("nvidia.com/gpu", "nvidia.com/mig-1g.10gb")).splitlines()
+    assert head.split()[-6:] == ["GPU", "(alloc/cap)", "MIG-1G.10GB", "(alloc/cap)", "MIG.CONFIG", "MIG.CONFIG.STATE"]
+    assert row.split()[-4:] == ["8/8", "0/0", "all-1g.10gb", "failed"]

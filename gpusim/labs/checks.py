@@ -32,6 +32,9 @@ kept (a Job that recreates the pod, or the node cordoned until the device plugin
 bin-packing scheduler leaves two ranks alone on nearly full nodes, and the ring all-reduce drops to one NIC's
 bandwidth. Fixed when the step time is within 3% of the packed placement's (16 whole nodes of one scalable
 unit) with the job, the cluster, the fabric and the other tenants as the lab defines them.
+``check_mig`` — lab 07 (``labs/07-mig-not-applied``): ``nvidia.com/mig.config`` is changed while a training pod
+holds the GPUs; mig-manager sets ``nvidia.com/mig.config.state=failed`` and the MIG instances never appear.
+Fixed when the config is applied once the GPUs are free and every workload ran on what it asked for.
 """
 from __future__ import annotations
 
@@ -895,4 +898,146 @@ def check_allreduce(result, expect: str = "fixed") -> CheckResult:
         done = rep["steps_done"] >= ALLREDUCE_STEPS and rep["completed_at"] is not None
         c.add(done, f"{ALLREDUCE_JOB}: 跑完 {rep['steps_done']}/{ALLREDUCE_STEPS} 步" + (
             f"，{rep['completed_at']:.0f} s 完成（提交后 {rep['completed_at'] - (rep['created'] or 0):.0f} s）" if done else ""))
+# --- lab 07 (labs/07-mig-not-applied) ----------------------------------------------------------------------
+
+MIG_NODE = "a100-0"
+MIG_MODEL = "A100-SXM4-80GB"
+MIG_GPUS = 8
+MIG_STRATEGY = "mixed"                   # ClusterPolicy spec.mig.strategy: one resource per profile
+MIG_CONFIG = "all-1g.10gb"               # the operator's default config: seven 1g.10gb instances per 80GB GPU
+MIG_RESOURCE = "nvidia.com/mig-1g.10gb"  # what the device plugin advertises for it under the mixed strategy
+MIG_INSTANCES = 56
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_STATE_LABEL = "nvidia.com/mig.config.state"
+MIG_IN_USE = "In use by another client"  # NVML_ERROR_IN_USE as nvidia-smi / mig-parted print it
+# workload name → (submitted at s, resource, count per pod, gpusim.io/duration s); all bare Pods
+MIG_WORKLOADS: dict[str, tuple[float, str, int, float]] = {
+    "train": (0.0, "nvidia.com/gpu", 8, 3600.0),
+    **{f"infer-{i}": (900.0, MIG_RESOURCE, 1, 1800.0) for i in range(4)},
+}
+MIG_INFERENCE = tuple(n for n in MIG_WORKLOADS if n.startswith("infer-"))
+
+
+def _gpu_limits(spec) -> dict[str, float]:
+    """``nvidia.com/*`` limits summed over the pod's containers."""
+    from ..api.quantity import parse_quantity
+    out: dict[str, float] = {}
+    for c in spec.containers:
+        for r, q in (c.resources.limits if c.resources is not None else {}).items():
+            if r.startswith("nvidia.com/"):
+                out[r] = out.get(r, 0.0) + float(parse_quantity(q))
+    return out
+
+
+def _mig_workload_diff(result) -> list[str]:
+    from ..api.duration import parse_duration
+    sc = result.scenario
+    pods = {p.metadata.name: p for p in sc.pods if p.metadata.namespace == "default"}
+    diff = [f"{j.metadata.name}: 换成了 Job（应为裸 Pod）" for j in sc.jobs if j.metadata.name in MIG_WORKLOADS]
+    for name, (submit, resource, count, duration) in MIG_WORKLOADS.items():
+        p = pods.get(name)
+        if p is None:
+            if not any(j.metadata.name == name for j in sc.jobs):
+                diff.append(f"缺少 {name}")
+            continue
+        limits = _gpu_limits(p.spec)
+        if limits != {resource: float(count)}:
+            asked = "、".join(f"{v:g} 个 {r}" for r, v in limits.items()) or "没有 GPU limit"
+            why = ""
+            if resource == MIG_RESOURCE and "nvidia.com/gpu" in limits:
+                why = "——整卡不是 MIG 实例，服务要的是 MIG 的硬隔离和一卡七份的密度"
+            elif not limits:
+                why = "——没有 limit 的容器里 nvidia-smi 看不到 GPU"
+            diff.append(f"{name}: 申请 {asked}（应为 {count} 个 {resource}）{why}")
+        at = parse_duration(p.metadata.annotations.get(ANNOTATION_SUBMIT_AT, "0s"))
+        if abs(at - submit) > 1e-9:
+            diff.append(f"{name}: 提交于 {at:g}s（应为 {submit:g}s）")
+        have = p.metadata.annotations.get(ANNOTATION_DURATION)
+        if have is None or abs(parse_duration(have) - duration) > 1e-9:
+            diff.append(f"{name}: {ANNOTATION_DURATION} = {have}（应为 {duration:g}s）")
+    diff += [f"多出 {n}" for n in sorted(pods) if n not in MIG_WORKLOADS]
+    diff += [f"多出 Job {j.metadata.name}" for j in sc.jobs if j.metadata.name not in MIG_WORKLOADS]
+    return diff
+
+
+def _mig_held(result) -> dict[str, tuple[str, int, float, float]]:
+    """Pod → (resource, devices held, first start, last end) of its GPU holdings."""
+    out: dict[str, list] = {}
+    for h in result.ctx.holdings:
+        if h.namespace == "default" and h.resource.startswith("nvidia.com/"):
+            out.setdefault(h.pod, []).append(h)
+    return {p: (hs[0].resource, len({h.device for h in hs}), min(h.start for h in hs),
+                max(h.end if h.end is not None else result.end for h in hs)) for p, hs in out.items()}
+
+
+def check_mig(result, expect: str = "fixed") -> CheckResult:
+    """Check lab 07 from a finished run. ``expect``: ``"broken"`` (reproduce) or ``"fixed"``.
+
+    The lab relabels :data:`MIG_NODE` ``nvidia.com/mig.config=all-1g.10gb`` at 10m while a training pod holds
+    all 8 GPUs; mig-manager (NVIDIA/mig-parted ``reconfigure-mig.sh``) cannot reset them (``In use by another
+    client``), sets ``nvidia.com/mig.config.state=failed`` and waits for the next change of the label.
+
+    - ``"broken"``: the state is ``failed`` with that reason, the node advertises no :data:`MIG_RESOURCE`, and
+      the inference pods never get a GPU.
+    - ``"fixed"``: the node ends with ``all-1g.10gb`` applied (``success``, 56 × :data:`MIG_RESOURCE`), the
+      training pod ran its hour on 8 whole GPUs, and each inference pod ran its 30 minutes on a 1g.10gb
+      instance. Rejected as false fixes: changing the cluster or ``mig.strategy``, requesting whole GPUs (or
+      nothing) instead of the MIG instance, shortening, moving or deleting the training, another MIG config,
+      and relabelling again while the GPUs are still busy."""
+    if expect not in ("broken", "fixed"):
+        raise ValueError(f'expect must be "broken" or "fixed", not {expect!r}')
+    c = _Lines()
+    sc = result.scenario
+    nodes = {n: (m.name, k) for n, (m, k) in sorted(sc.gpus.items())}
+    ok = nodes == {MIG_NODE: (MIG_MODEL, MIG_GPUS)} and not sc.join_at.get(MIG_NODE)
+    c.add(ok, f"集群未改动：1 台 {MIG_NODE}，{MIG_GPUS} 张 {MIG_MODEL}" if ok else
+          "集群被改动：" + ("，".join(f"{n} {k} 张 {m}" for n, (m, k) in nodes.items()) or "没有 GPU 节点")
+          + f"（应为 1 台 {MIG_NODE}，{MIG_GPUS} 张 {MIG_MODEL}，t=0 就在）")
+    cp = sc.cluster_policy
+    strategy = cp.spec.mig.strategy if cp is not None else "<没有 ClusterPolicy>"
+    c.add(strategy == MIG_STRATEGY, f"ClusterPolicy spec.mig.strategy = {strategy}"
+          + ("" if strategy == MIG_STRATEGY else f"（应为 {MIG_STRATEGY}：推理 Pod 申请的是 {MIG_RESOURCE}，"
+                                                 "只有 mixed 策略按 profile 起名）"))
+    diff = _mig_workload_diff(result)
+    c.add(not diff, f"负载未改动：train（8 张整卡，1h）和 {len(MIG_INFERENCE)} 个推理 Pod（各 1 个 {MIG_RESOURCE}，"
+                    "15m 提交，30m）" if not diff
+          else "负载被改动：" + "；".join(diff[:4]) + (f"……（共 {len(diff)} 处）" if len(diff) > 4 else ""))
+
+    node = result.api.get("Node", "", MIG_NODE)
+    labels = node.metadata.labels if node is not None else {}
+    config, state = labels.get(MIG_CONFIG_LABEL), labels.get(MIG_STATE_LABEL)
+    alloc = int(float(node.status.allocatable.get(MIG_RESOURCE, "0"))) if node is not None else 0
+    failures = [e for e in result.events.events if e.reason == "MigConfigFailed"
+                and e.involved_object.name == MIG_NODE]
+    held = _mig_held(result)
+    if expect == "broken":
+        title = "实验 07 · 复现：MIG 配置始终没有生效"
+        in_use = [e for e in failures if MIG_IN_USE in e.message]
+        c.add(config == MIG_CONFIG and state == "failed",
+              f"{MIG_NODE}: {MIG_CONFIG_LABEL}={config}，{MIG_STATE_LABEL}={state}")
+        c.add(bool(in_use), f"mig-manager: {in_use[0].message}" if in_use
+              else f"mig-manager 没有报 {MIG_IN_USE}（MigConfigFailed 事件 {len(failures)} 个）")
+        c.add(alloc == 0, f"{MIG_NODE}: allocatable {MIG_RESOURCE} = {alloc}")
+        never = [n for n in MIG_INFERENCE if n not in held]
+        c.add(len(never) == len(MIG_INFERENCE), f"从未拿到 GPU 的推理 Pod：{', '.join(never) or '无'}")
+    else:
+        title = f"实验 07 · 修复：{MIG_CONFIG} 生效，训练和推理都跑完"
+        ok = config == MIG_CONFIG and state == "success" and alloc == MIG_INSTANCES
+        c.add(ok, f"{MIG_NODE}: {MIG_CONFIG_LABEL}={config}，{MIG_STATE_LABEL}={state}，allocatable {MIG_RESOURCE} = "
+                  f"{alloc}" + ("" if ok else f"（应为 {MIG_CONFIG}、success、{MIG_INSTANCES}）"))
+        for name, (submit, resource, count, duration) in MIG_WORKLOADS.items():
+            h = held.get(name)
+            p = result.pod(name)
+            done = (h is not None and h[0] == resource and h[1] == count and h[3] - h[2] >= duration - 1e-6
+                    and p is not None and p.status.phase == "Succeeded")
+            if done:
+                c.add(True, f"{name}: t={h[2]:.0f}s～{h[3]:.0f}s 用 {count} 个 {resource} 跑完"
+                            f"（提交后等待 {h[2] - submit:.0f} s）")
+            elif h is not None:
+                c.add(False, f"{name}: 用 {h[1]} 个 {h[0]} 跑了 {h[3] - h[2]:.0f} s（应为 {count} 个 {resource}、"
+                             f"{duration:g} s，并成功结束）")
+            else:
+                c.add(False, f"{name}: 从未拿到 {resource}（phase {(p.status.phase or 'Pending') if p is not None else '不存在'}）")
+        c.lines.append(f"· MigConfigFailed 事件 {len(failures)} 个"
+                       + (f"（最后一个 t={failures[-1].last_timestamp:g}s：{failures[-1].message}）" if failures else ""))
     return CheckResult(c.ok, c.lines, title)

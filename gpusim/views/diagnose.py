@@ -57,6 +57,13 @@ FIXES: dict[str, str] = {
                  "are evicted after 300 s of NoExecute taint.",
     "mig": "Make the MIG config take effect: drain GPU workloads first, set WITH_REBOOT=true where the GPU cannot "
            "be reset live, and pick a profile valid for the model; then relabel nvidia.com/mig.config.",
+    "mig-in-use": "mig-manager could not reset GPUs that pods still held (`In use by another client`) and set "
+                  "failed; it does not retry until the nvidia.com/mig.config label changes again. Let those pods "
+                  "finish or drain them (cordon first so no new GPU pod lands), then change the label once the GPUs "
+                  "are free (or set it away and back, or delete the nvidia-mig-manager pod so it applies it again).",
+    "mig-config": "The nvidia.com/mig.config label names a config the mig-parted ConfigMap does not define, or one "
+                  "this GPU model cannot hold: use a name from the ConfigMap (ClusterPolicy "
+                  "spec.migManager.config.name, default default-mig-parted-config) valid for the model.",
     "oom": "The GPU's memory ran out: give each replica less memory, use MPS (per-client limits) or whole GPUs or "
            "MIG instead of time-slicing, or fewer replicas per GPU.",
     "app": "The container itself failed: read its logs and exit code.",
@@ -243,12 +250,11 @@ def _node_layers(result: Any, node: str, pod: Any, findings: list, admitted: boo
         return
     wanted = _gpu_requests(pod)
     mig_state = n.metadata.labels.get("nvidia.com/mig.config.state")
-    if any(r.startswith("nvidia.com/mig-") for r in wanted) or mig_state in ("failed", "pending"):
+    # a pod that ran on whole GPUs is not affected by a MIG change that failed after it
+    if any(r.startswith("nvidia.com/mig-") for r in wanted) or (
+            mig_state in ("failed", "pending") and pod.status.phase not in ("Running", "Succeeded")):
         if mig_state in ("failed", "pending"):
-            evs = [e for e in _events(result, "Node", "", node) if e.reason == "MigConfigFailed"]
-            findings.append(Finding("mig-manager", f"nvidia.com/mig.config={n.metadata.labels.get('nvidia.com/mig.config')}"
-                                    f" did not take effect: nvidia.com/mig.config.state={mig_state}",
-                                    [_ev(e) for e in evs[-1:]], "mig"))
+            findings.append(_mig_finding(result, n, mig_state))
             return
     if kl.plugin is None:
         return
@@ -291,6 +297,28 @@ def _node_layers(result: Any, node: str, pod: Any, findings: list, admitted: boo
                                 + (f" ({x.mnemonic}, catalog action {x.action})" if x else "")
                                 + ", a critical XID: the device plugin marked it Unhealthy",
                                 dmesg[-1:] + samples, "unhealthy"))
+
+
+def _mig_finding(result: Any, n: Any, state: str) -> Finding:
+    """mig-manager's last failure on node ``n`` (NVIDIA/mig-parted reconfigure-mig.sh exits with the state
+    ``failed``): a GPU in use names the pods that held the node's GPUs then; an unknown or impossible config
+    names the label."""
+    node, wanted = n.metadata.name, n.metadata.labels.get("nvidia.com/mig.config")
+    evs = [e for e in _events(result, "Node", "", node) if e.reason == "MigConfigFailed"]
+    summary = f"nvidia.com/mig.config={wanted} did not take effect: nvidia.com/mig.config.state={state}"
+    evidence, cause = [_ev(e) for e in evs[-1:]], "mig"
+    msg = evs[-1].message if evs else ""
+    if "In use by another client" in msg:
+        t = evs[-1].last_timestamp
+        holders = sorted({f"{h.namespace}/{h.pod}" for h in result.ctx.holdings if h.node == node
+                          and h.start <= t and (h.end is None or h.end > t)})
+        summary += f"; pods held the GPUs when mig-manager tried to reset them: {', '.join(holders) or 'none'}"
+        evidence.append(f"after t={t:g}s mig-manager waits for the next change of 'nvidia.com/mig.config' "
+                        "and does not retry by itself")
+        cause = "mig-in-use"
+    elif "selected mig-config not present" in msg or "does not support MIG" in msg or "profile" in msg:
+        cause = "mig-config"
+    return Finding("mig-manager", summary, evidence, cause)
 
 
 def _operator_layer(result: Any, node: str, findings: list) -> bool:

@@ -113,11 +113,16 @@ def get_pods(result, wide: bool = False, namespace: str | None = None, all_names
     return _table(rows) if len(rows) > 1 else f"No resources found in {namespace or 'default'} namespace."
 
 
-def get_nodes(result) -> str:
-    rows = [["NAME", "STATUS", "ROLES", "AGE", "VERSION", "GPU (alloc/cap)"]]
+def get_nodes(result, label_columns: tuple[str, ...] = (), resources: tuple[str, ...] = ("nvidia.com/gpu",)) -> str:
+    """``kubectl get nodes`` plus one ``alloc/cap`` column per extended resource; ``label_columns`` adds a column
+    per label as ``-L`` does (header: the key's last path segment, upper-cased, as kubectl's decorateTable)."""
+    head = ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    head += ["GPU (alloc/cap)" if r == "nvidia.com/gpu" else f"{r.split('/')[-1].upper()} (alloc/cap)" for r in resources]
+    rows = [head + [k.split("/")[-1].upper() for k in label_columns]]
     for n in result.nodes():
-        gpu = f"{n.status.allocatable.get('nvidia.com/gpu', '0')}/{n.status.capacity.get('nvidia.com/gpu', '0')}"
-        rows.append([n.metadata.name, node_ready(n), "<none>", human_duration(result.end), "v1.36.0", gpu])
+        res = [f"{n.status.allocatable.get(r, '0')}/{n.status.capacity.get(r, '0')}" for r in resources]
+        rows.append([n.metadata.name, node_ready(n), "<none>", human_duration(result.end), "v1.36.0", *res]
+                    + [n.metadata.labels.get(k, "") for k in label_columns])
     return _table(rows)
 
 
