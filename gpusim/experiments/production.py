@@ -542,3 +542,15 @@ def volcano_overcommit(factors: Sequence[float] = (1.0, 1.2, 2.0), at: float = 6
                     "running": sum(p.status.phase == "Running" for p in pods),
                     "pending": sum(p.status.phase in ("", "Pending") for p in pods)})
     return out
+
+
+def xid_table() -> str:
+    """Markdown: the XIDs gpusim models, the catalog's immediate action, and what the NVIDIA device plugin does
+    (k8s-device-plugin internal/rm/health.go: application XIDs ignored, every other one marks the GPU Unhealthy)."""
+    from ..hardware.xid import CATALOG
+    from ..views.diagnose import IGNORED_XIDS
+    lines = ["| XID | mnemonic | meaning | catalog action | device plugin |", "|---|---|---|---|---|"]
+    for n, x in sorted(CATALOG.items()):
+        plugin = "ignored (application error)" if n in IGNORED_XIDS else "**Unhealthy** until the plugin restarts"
+        lines.append(f"| {n} | `{x.mnemonic}` | {x.meaning} | `{x.action}` | {plugin} |")
+    return "\n".join(lines)
