@@ -58,3 +58,20 @@ def test_describe_run(cached):
     text = study.describe_run(study.find(cached, "FGD", 42))
     assert text.startswith("default / FGD / seed 42: 1213 nodes, 6212 GPUs")
     assert "arrived 100%: allocated" in text
+
+
+def test_replay_doc_replays_what_the_cache_lacks(cached):
+    doc = study.replay_doc("default", "Random", 7, cached)      # seed 7 is not cached: a fresh run
+    assert doc["seed"] == 7 and doc["policy"] == "Random" and "wallSeconds" in doc
+    assert doc["atArrived"]["100"]["unallocated"] != study.unallocated_at_100(study.find(cached, "Random", 42))
+
+
+def test_study_widget_has_a_static_twin(cached):
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+    matplotlib.use("Agg")
+    shown = study.study_widget(cached)
+    assert "static figure above" in shown.text
+    trace, policy, seed = shown.widget.children[0].children
+    assert trace.value == "default" and policy.value == "FGD" and seed.value == 42
+    assert "multigpu50" in trace.options and set(policy.options) == set(PUBLISHED_UNALLOCATED_DEFAULT)

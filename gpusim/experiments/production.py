@@ -294,7 +294,8 @@ kind: KubeSchedulerConfiguration
 def packing_scenario(nodes: int = 400, pods: int = 64, percentage: Optional[int] = None, parallelism: int = 16,
                      strategy: str = "MostAllocated", seed: int = 0) -> str:
     """``nodes`` 8-GPU nodes and ``pods`` one-GPU pods arriving one per second, MostAllocated scoring, with
-    ``percentageOfNodesToScore`` (None = the adaptive default) and ``parallelism``."""
+    ``percentageOfNodesToScore`` (None = the adaptive default of kube-scheduler's schedule_one.go
+    numFeasibleNodesToFind) and ``parallelism`` (KubeSchedulerConfiguration v1, default 16)."""
     top = f"parallelism: {parallelism}\n"
     if percentage is not None:
         top += f"percentageOfNodesToScore: {percentage}\n"
@@ -368,8 +369,9 @@ def strategy_pair(strategies: Sequence[str] = ("LeastAllocated", "MostAllocated"
 
 
 def kueue_fifo_scenario(strategy: str) -> str:
-    """One ClusterQueue of 4 GPUs with ``queueingStrategy``: ``running`` (2 GPUs, 30 min) at 0 s, ``big``
-    (4 GPUs) at 1 min, ``small`` (1 GPU) at 2 min."""
+    """One ClusterQueue of 4 GPUs with ``queueingStrategy`` (kueue site/content/en/docs/concepts/cluster_queue.md:
+    StrictFIFO blocks newer workloads behind an older one that cannot be admitted; BestEffortFIFO, the default,
+    does not): ``running`` (2 GPUs, 30 min) at 0 s, ``big`` (4 GPUs) at 1 min, ``small`` (1 GPU) at 2 min."""
     cq = f"""apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {{name: default-flavor}}
@@ -483,7 +485,8 @@ def prometheus_rules(name: str = "gpu-alerts", namespace: str = "monitoring") ->
 
 # --- Volcano: overcommit-factor -------------------------------------------------------------------------------
 def volcano_overcommit_scenario(factor: float) -> str:
-    """One 8-GPU node under Volcano with the overcommit plugin's ``overcommit-factor``: four gangs of 4 one-GPU
+    """One 8-GPU node under Volcano with the overcommit plugin's ``overcommit-factor`` (volcano
+    pkg/scheduler/plugins/overcommit/overcommit.go, default 1.2; gpusim.volcano.plugins.overcommit): four gangs of 4 one-GPU
     workers (minAvailable 4, 1 h) submitted at once; enqueue admits a gang (Inqueue: its pods are created) only
     while ``inqueue + minResources ≤ total × factor − used``."""
     conf = f"""actions: "enqueue, allocate, backfill"
