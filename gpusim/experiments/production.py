@@ -106,6 +106,58 @@ spec: {at: 1m, type: LabelNode, node: gpu-0, labels: {nvidia.com/mig.config: all
 """
 
 
+# --- scenarios shared by the failure cases and the tuning knobs ---------------------------------------------
+def volcano_gang_docs(factor: float = 1.2) -> tuple[str, ...]:
+    """One 8-GPU node under Volcano with the overcommit plugin's ``overcommit-factor`` (volcano
+    pkg/scheduler/plugins/overcommit/overcommit.go, default 1.2; gpusim.volcano.plugins.overcommit): four gangs of 4
+    one-GPU workers (minAvailable 4, 1 h) submitted at once; enqueue admits a gang (Inqueue: its pods are created)
+    only while ``inqueue + minResources ≤ total × factor − used``."""
+    import yaml
+    conf = f"""actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+    arguments: {{overcommit-factor: {factor}}}
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+          "data": {"volcano-scheduler.conf": conf}}
+    docs = [node_pool("a100", gpus=8), "apiVersion: v1\nkind: Namespace\nmetadata: {name: volcano-system}\n",
+            yaml.safe_dump(cm, sort_keys=False)]
+    for i in range(4):
+        docs.append(f"""apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: gang-{i}}}
+spec:
+  schedulerName: volcano
+  queue: default
+  minAvailable: 4
+  tasks:
+  - name: worker
+    replicas: 4
+    template:
+      metadata: {{annotations: {{gpusim.io/duration: 1h}}}}
+      spec:
+        restartPolicy: Never
+        containers:
+        - {{name: worker, image: {IMAGE}, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
+""")
+    return tuple(docs)
+
+
+def volcano_overcommit_scenario(factor: float) -> str:
+    """``volcano_gang_docs(factor)`` run for 30 minutes."""
+    return scenario(simulation(f"overcommit-{factor}", "30m"), *volcano_gang_docs(factor))
+
+
 # --- the playbook's failure cases ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FailureCase:
@@ -143,6 +195,8 @@ FAILURES: tuple[FailureCase, ...] = (
     FailureCase("queue-starvation", "队列饿死：Workload 等配额（ClusterQueue 的 nominalQuota 不够）", "e", 4,
                 (node_pool(), KUEUE_ONE_GPU), "train", "kueue-quota", "实验 03",
                 "../labs/03-multi-tenant-fairness/README.md"),
+    FailureCase("volcano-gang", "Volcano gang 进不了队：resource in cluster is overused", "e", 4,
+                volcano_gang_docs(), "gang-2", "volcano-queue", "实验 02", "../labs/02-gang-deadlock/README.md"),
     FailureCase("driver-init", "GPU Operator 组件卡在 Init（驱动容器加载不了内核模块）", "h", None,
                 (cluster_policy(), node_pool(join_at="1m"), fault("DriverFailure"), gpu_pod()),
                 "train", "driver", "实验 05", LAB05),
@@ -156,6 +210,10 @@ FAILURES: tuple[FailureCase, ...] = (
                 (cluster_policy(), node_pool(), fault("XidError", at="1m", gpu=0, xid=79),
                  fault("XidError", at="1m", gpu=1, xid=79, name="fault-1"), gpu_pod(submit_at="2m")),
                 "train", "unhealthy", "实验 06", "../labs/06-admission-error/README.md"),
+    FailureCase("nvlink", "XID 74：NVLink 错误，GPU 被标 Unhealthy", "g", None,
+                (cluster_policy(), node_pool(), fault("NVLinkError", at="1m", gpu=0),
+                 fault("NVLinkError", at="1m", gpu=1, name="fault-1"), gpu_pod(submit_at="2m")),
+                "train", "unhealthy", "—"),
     FailureCase("oom", "CUDA error: out of memory（进程要的显存超过整卡）", "—", None,
                 (node_pool(), gpu_pod(annotations={"gpusim.io/gpu-memory": "90Gi"})),
                 "train", "oom", "实验 01", "../labs/01-inference-oom/README.md"),
@@ -483,53 +541,7 @@ def prometheus_rules(name: str = "gpu-alerts", namespace: str = "monitoring") ->
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-# --- Volcano: overcommit-factor -------------------------------------------------------------------------------
-def volcano_overcommit_scenario(factor: float) -> str:
-    """One 8-GPU node under Volcano with the overcommit plugin's ``overcommit-factor`` (volcano
-    pkg/scheduler/plugins/overcommit/overcommit.go, default 1.2; gpusim.volcano.plugins.overcommit): four gangs of 4 one-GPU
-    workers (minAvailable 4, 1 h) submitted at once; enqueue admits a gang (Inqueue: its pods are created) only
-    while ``inqueue + minResources ≤ total × factor − used``."""
-    conf = f"""actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-    arguments: {{overcommit-factor: {factor}}}
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
-    cm = {"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
-          "data": {"volcano-scheduler.conf": conf}}
-    import yaml
-    docs = [simulation(f"overcommit-{factor}", "30m"), node_pool("a100", gpus=8),
-            "apiVersion: v1\nkind: Namespace\nmetadata: {name: volcano-system}\n", yaml.safe_dump(cm, sort_keys=False)]
-    for i in range(4):
-        docs.append(f"""apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: gang-{i}}}
-spec:
-  schedulerName: volcano
-  queue: default
-  minAvailable: 4
-  tasks:
-  - name: worker
-    replicas: 4
-    template:
-      metadata: {{annotations: {{gpusim.io/duration: 1h}}}}
-      spec:
-        restartPolicy: Never
-        containers:
-        - {{name: worker, image: {IMAGE}, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
-""")
-    return scenario(*docs)
-
-
+# --- Volcano: overcommit-factor ---------------------------------------------------------------------------
 def volcano_overcommit(factors: Sequence[float] = (1.0, 1.2, 2.0), at: float = 600.0) -> list[dict]:
     """Per overcommit-factor: PodGroups by phase and pods Running / Pending at ``at`` seconds (after the
     first sessions)."""
