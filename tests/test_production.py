@@ -101,3 +101,12 @@ def test_prometheus_rules_are_the_evaluated_rules():
     rules = doc["spec"]["groups"][0]["rules"]
     assert [x["alert"] for x in rules] == [r.name for r in dcgm.RULES]
     assert {x["alert"]: x.get("for") for x in rules}["GPUMemoryPressure"] == "5m"
+
+
+def test_lab_links_resolve_from_course():
+    from pathlib import Path
+    course = Path(__file__).resolve().parent.parent / "course"
+    for c in P.FAILURES:
+        assert (c.lab_link is None) == (not c.lab.startswith("实验 0")) or c.lab == "实验 7", c.key
+        if c.lab_link:
+            assert (course / c.lab_link).exists(), c.lab_link
