@@ -107,6 +107,7 @@ def test_lab_links_resolve_from_course():
     from pathlib import Path
     course = Path(__file__).resolve().parent.parent / "course"
     for c in P.FAILURES:
-        assert (c.lab_link is None) == (not c.lab.startswith("实验 0")) or c.lab == "实验 7", c.key
-        if c.lab_link:
-            assert (course / c.lab_link).exists(), c.lab_link
+        if c.lab_link:   # labs that exist are linked; 实验 7 (being written) and "—" are not
+            assert (course / c.lab_link).exists() and c.lab_link.split("/")[2].startswith(c.lab[-2:]), c.key
+        else:
+            assert c.lab in ("—", "实验 7"), c.key
