@@ -75,3 +75,15 @@ def test_study_widget_has_a_static_twin(cached):
     trace, policy, seed = shown.widget.children[0].children
     assert trace.value == "default" and policy.value == "FGD" and seed.value == 42
     assert "multigpu50" in trace.options and set(policy.options) == set(PUBLISHED_UNALLOCATED_DEFAULT)
+
+
+def test_study_widget_redraws_from_the_cache(cached, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+    matplotlib.use("Agg")
+    calls = []
+    monkeypatch.setattr(study.protocol, "run", lambda *a, **k: calls.append(a))   # a cached pick never replays
+    shown = study.study_widget(cached)
+    _, policy, seed = shown.widget.children[0].children
+    policy.value, seed.value = "BestFit", 51
+    assert calls == []
