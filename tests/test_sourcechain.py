@@ -15,7 +15,6 @@ matplotlib.use("Agg")
 from gpusim.cluster.scenario import load                              # noqa: E402
 from gpusim.cluster.simulation import Simulation, run                  # noqa: E402
 from gpusim.experiments import sourcechain as sc                       # noqa: E402
-from gpusim.experiments.edits import docs, dump                        # noqa: E402
 from gpusim.views import sourcechain as v                              # noqa: E402
 from gpusim.views.sources import upstream_sources                      # noqa: E402
 
@@ -123,15 +122,13 @@ def test_health_check_chain_marks_the_gpu_and_the_kubelet_counts_it():
 
 
 # --- GPU Operator ------------------------------------------------------------------------------------------------
-def without_faults(path: str) -> str:
-    return dump([d for d in docs(open(path).read()) if d.get("kind") != "Fault"])
-
-
 def test_operator_steps_follow_the_operands_and_reconcile_ends_ready():
     """Without the driver fault every state becomes ready in dependency order (driver before toolkit before
     device plugin) and Reconcile reports ready after the last one."""
-    r = run(text=without_faults(str(sc.DEVICE_PLUGIN_AND_OPERATOR)))
+    r = sc.run_bring_up_without_fault()
     frames = sc.chain(r, ["ClusterPolicy cluster-policy"], chains=["gpu-operator"])
+    steps = sc.step_results(r)
+    assert sorted(s for _, s, res in steps if res == "ready") == sorted(s for _, s, res in steps if res == "notReady")
     ready = [f["detail"] for f in frames if f["function"] == "(*ClusterPolicyController).step" and f["result"] == "ready"]
     states = [d.split(",")[0].removeprefix("state=") for d in ready]
     assert is_subsequence(["state-driver", "state-container-toolkit", "state-device-plugin"], states)
@@ -174,17 +171,8 @@ def test_the_first_pod_of_the_gang_waits_at_permit_until_its_sibling_arrives(sp)
     assert list(split) == ["h100-0"] and split["h100-0"].startswith("NodeResourceTopologyMatch: cannot align")
 
 
-def failing_and_waiting(sp) -> tuple[str, list[str]]:
-    """gang-b's first failure: the pod that failed Filter and the siblings its PostFilter rejected."""
-    fail = next(r for r in sp.trace.records if r.function == "scheduler.(*Scheduler).schedulePod"
-                and r.object.startswith("Pod default/b-"))
-    waiting = [r.object for r in sp.trace.records if r.function == "runtime.(*frameworkImpl).WaitOnPermit"
-               and r.time == fail.time and r.result == "optimistic rejection in PostFilter"]
-    return fail.object, waiting
-
-
 def test_postfilter_rejects_the_waiting_siblings(sp):
-    failing, waiting = failing_and_waiting(sp)
+    failing, waiting = sc.gang_failure(sp)
     name = failing.split("/")[1]
     frames = sc.first_attempt(sc.chain(sp, [failing], chains=["scheduler"]), "scheduler.(*Scheduler).schedulePod")
     post = frames[-1]

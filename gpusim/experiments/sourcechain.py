@@ -433,3 +433,27 @@ def operand_objects(result: Result, node: str, daemonsets: Optional[Iterable[str
     return [r.object for r in result.trace.records
             if r.function == "daemon.(*DaemonSetsController).syncNodes" and r.result == "Created"
             and r.details.get("node") == node and (want is None or r.details.get("daemonset") in want)]
+
+
+def run_bring_up_without_fault() -> Result:
+    """examples/node-bring-up.yaml without its Fault: both nodes come up and every state of the operator ends
+    ready (the contrast to the example, where h100-1's driver cannot load)."""
+    from .edits import docs, dump
+    text = DEVICE_PLUGIN_AND_OPERATOR.read_text(encoding="utf-8")
+    return run(text=dump([d for d in docs(text) if d.get("kind") != "Fault"]))
+
+
+def step_results(result: Result) -> list[tuple[float, str, str]]:
+    """The operator's traced ``step`` outcomes: ``(time, state, ready|notReady)`` in trace order."""
+    return [(r.time, r.details["state"], r.result) for r in result.trace.records
+            if r.function == "controllers.(*ClusterPolicyController).step"]
+
+
+def gang_failure(result: Result, prefix: str = "Pod default/b-") -> tuple[str, list[str]]:
+    """A gang's first failure in a run: the pod whose scheduling cycle failed (its PostFilter ran) and the
+    siblings waiting at Permit that the failure rejected at that instant."""
+    fail = next(r for r in result.trace.records if r.function == "scheduler.(*Scheduler).schedulePod"
+                and r.object.startswith(prefix))
+    waiting = [r.object for r in result.trace.records if r.function == "runtime.(*frameworkImpl).WaitOnPermit"
+               and r.time == fail.time and r.result == "optimistic rejection in PostFilter"]
+    return fail.object, waiting
