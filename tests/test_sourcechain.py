@@ -140,7 +140,8 @@ def test_operator_steps_follow_the_operands_and_reconcile_ends_ready():
 def test_operator_state_stays_not_ready_while_one_node_cannot_load_the_driver(bring_up):
     frames = sc.chain(bring_up, ["ClusterPolicy cluster-policy", "Node h100-0"], chains=["gpu-operator"])
     assert functions(frames)[0] == "(*ClusterPolicyController).labelGPUNodes"
-    driver = [f["result"] for f in frames if "state=state-driver," in f["detail"]]
+    driver = [f["result"] for f in frames if f.get("note") == "state-driver"]
+    assert driver == [f["result"] for f in frames if "state=state-driver," in f["detail"]]
     assert driver == ["notReady"]                              # h100-1's driver never loads
     assert [f["result"] for f in frames if f["function"] == "(*ClusterPolicyReconciler).Reconcile"] == ["notReady"]
     objs = sc.operand_objects(bring_up, "h100-0", ["nvidia-device-plugin-daemonset"])
@@ -282,3 +283,18 @@ def test_views_draw_and_print_every_frame(sp):
     assert md.count("\n") == sum(r["chain"] == "scheduler" for r in sc.source_table()) + 1
     with pytest.raises(ValueError, match="no frames"):
         v.chain_stepper([])
+
+
+def test_select_host_records_each_plugins_weighted_score_on_the_chosen_node(sp):
+    """Both scoring paths (per node, and over node arrays for the default plugins) record the chosen node's
+    weighted score per plugin, equal to the attempt's breakdown and summing to the total."""
+    vector = run(text=GATED.replace("count: 1,", "count: 4,").replace("  schedulingGates: [{name: example.com/quota}]\n", ""))
+    assert all(callable(a._scores) for a in vector.scheduler.attempts)   # the numpy path, breakdown not built yet
+    for r in (sp, vector):
+        picks = [x for x in r.trace.records if x.function == "scheduler.selectHost"]
+        attempts = [a for a in r.scheduler.attempts if a.node and a.scores]
+        assert picks and len(picks) == len(attempts)
+        for rec, a in zip(picks, attempts):
+            assert rec.result == a.node
+            assert rec.details["plugins"] == {pl: v[2] for pl, v in a.scores[a.node].items()}
+            assert sum(rec.details["plugins"].values()) == rec.details["score"]

@@ -240,6 +240,10 @@ VOLCANO_PLUGIN_FILES = {
 }
 
 
+# the detail that tells frames of one function apart (the operator's state, the DaemonSet, the container)
+NOTE_KEYS = ("state", "daemonset", "container")
+
+
 def frame(time: float, component: str, src: Source, trace_function: str, obj: str, result: str,
           detail: str = "", **extra: Any) -> dict:
     """One frame: a step of a chain with its upstream place (project, release, file, function)."""
@@ -285,7 +289,8 @@ def _frames_of(r: Any) -> list[dict]:
         return []
     detail = ", ".join(f"{k}={v}" for k, v in r.details.items()
                        if k not in ("plugins", "tiers", "rejected_by", "labels", "devices") and v not in ("", [], {}))
-    out = [frame(r.time, r.component, src, r.function, r.object, r.result, detail)]
+    note = next((str(r.details[k]) for k in NOTE_KEYS if r.details.get(k)), "")
+    out = [frame(r.time, r.component, src, r.function, r.object, r.result, detail, note=note)]
     point = POINT_OF.get(r.function)
     if point:
         out += _plugin_frames(r, point)

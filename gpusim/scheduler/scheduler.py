@@ -662,11 +662,12 @@ class Scheduler:
         skipped = {p.name for p in fw.points["PreScore"] if p.pre_score(state, pi, infos).code == Code.Skip}
         if any(p.name in SCORE_SKIP_ONLY and p.name not in skipped for p in fw.points["Score"]):
             totals_d, breakdown = fw.run_score(state, pi, list(infos))
-            attempt.scores = breakdown
+            attempt.scores = per_node = breakdown
             totals = np.asarray([totals_d[ni.name] for ni in infos], dtype=np.int64)
         else:
             idx = np.asarray(res.feasible, dtype=np.int64)
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
+            per_node = None
             weights = fw.weights
             kept_parts = {}
             for pl, (raw, norm) in parts.items():
@@ -682,10 +683,11 @@ class Scheduler:
         # the same draw as rng.choice(list of tied names) in the per-node path
         k = int(ties[0]) if len(ties) == 1 else int(ties[ctx.rng.choice(range(len(ties)))])
         chosen = names[feasible_idx[k]]
-        if callable(attempt.scores):   # the weighted score of each plugin on the chosen node
-            chosen_scores = {pl: int(norm[k]) * fw.weights[pl] for pl, (_raw, norm) in parts.items()}
+        # the weighted score of each plugin on the chosen node (never through the Attempt's lazy breakdown)
+        if per_node is not None:
+            chosen_scores = {pl: v[2] for pl, v in per_node[chosen].items()}
         else:
-            chosen_scores = {pl: v[2] for pl, v in attempt.scores[chosen].items()}
+            chosen_scores = {pl: int(norm[k]) * fw.weights[pl] for pl, (_raw, norm) in parts.items()}
         ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(ties),
                       plugins=chosen_scores)
         attempt.node = chosen

@@ -97,7 +97,7 @@ EDGES = {"ok": "#4a78b5", "waiting": "#d08b00", "failed": "#c0392b"}
 
 def plot_chain(frames: Sequence[dict], title: Optional[str] = None, current: Optional[int] = None, ax=None):
     """Swimlane figure of a chain: x = lane, y = step (downwards); each box is one upstream function with its
-    file; an arrow joins consecutive steps in different lanes; blue ok, orange waiting, red failed. With
+    file (and the frame's ``note``: the operator state, DaemonSet or container it concerns); an arrow joins consecutive steps in different lanes; blue ok, orange waiting, red failed. With
     ``current``, that step is outlined thick and later steps are faded (what the stepper shows)."""
     ls = lanes(frames)
     x = {lane: i for i, lane in enumerate(ls)}
@@ -115,6 +115,8 @@ def plot_chain(frames: Sequence[dict], title: Optional[str] = None, current: Opt
             ax.annotate("", xy=(lx, y + 0.18), xytext=(prev[0], prev[1] - 0.18),
                         arrowprops={"arrowstyle": "->", "color": "#777777", "lw": 0.8, "alpha": alpha})
         label = f"{_short(f['function'], 38)}\n{_short(f['file'].rsplit('/', 1)[-1], 38)}"
+        if f.get("note"):
+            label += f" · {_short(f['note'], 30)}"
         ax.text(lx, y, label, ha="center", va="center", fontsize=6.5, alpha=alpha, zorder=3,
                 bbox={"boxstyle": "round,pad=0.25", "fc": COLORS[state], "ec": EDGES[state], "alpha": alpha,
                       "lw": 2.2 if k == current else 0.8})
