@@ -107,8 +107,11 @@ def test_permit_waits_for_min_count_and_times_out_together_after_300s():
 def test_quorum_allows_all_waiting_members_at_once():
     sim = sim_of(simulation(), workload(3), POOL, pod("w0"), pod("w1"), pod("w2"), until=10)
     assert scheduled(sim) == {"w0": 0.0, "w1": 0.0, "w2": 0.0}
-    waits = [r for r in sim.ctx.trace.records if r.function == "runtime.(*frameworkImpl).RunPermitPlugins"]
+    permits = [(r.object, r.result) for r in sim.ctx.trace.records
+               if r.function == "runtime.(*frameworkImpl).RunPermitPlugins"]
+    waits = [o for o, res in permits if res != "Success"]
     assert len(waits) == 2          # the first two waited, the third reached the quorum
+    assert [o for o, res in permits if res == "Success"] == ["Pod default/w2"]
 
 
 def test_replica_keys_split_a_pod_group_into_independent_gangs():

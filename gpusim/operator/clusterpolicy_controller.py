@@ -10,6 +10,11 @@
 3. sets ``status.state``: ``ready`` when every enabled operand is available on every node it selects, else
    ``notReady`` (the reconciler requeues until then).
 
+Traced: ``labelGPUNodes`` when it adds labels to a node; ``step`` when a state's outcome over the cluster
+changes (``ready`` ↔ ``notReady``: every pod of its DaemonSet available on every node it selects, a DaemonSet
+that selects no node counting as ready), in addState order; ``Reconcile`` when ``status.state`` changes; the
+DaemonSet controller's ``syncNodes`` for each pod it creates or deletes.
+
 Nodes present at t=0 start reconciled: their operand pods are created Running before the clock starts, like
 the nodes themselves (``bootstrap``), so a scenario that holds a ClusterPolicy runs as the cluster it
 describes, already up.
@@ -40,6 +45,10 @@ class ClusterPolicyReconciler:
         self._pending = False
         self._dirty: set[str] = set()                    # nodes to reconcile at the next pass
         self._node_ready: dict[str, bool] = {}
+        # per state: the nodes its DaemonSet selects, those whose pod is not available yet, its last traced outcome
+        self._selected: dict[str, set[str]] = {op.state: set() for op in self.operands}
+        self._waiting: dict[str, set[str]] = {op.state: set() for op in self.operands}
+        self._state_result: dict[str, str] = {op.state: STATE_READY for op in self.operands}
         policy.status = ClusterPolicyStatus(state=STATE_NOT_READY, namespace=NAMESPACE)
         self.state_log: list[tuple[float, str]] = []     # (time, state) at every change
         # a uid of its own (not from the run's random stream, which the workloads' uids come from)
@@ -65,6 +74,7 @@ class ClusterPolicyReconciler:
             for op in self.operands:
                 if state_manager.wanted_on(op, node.metadata.labels):
                     out.append(self._create(op, node.metadata.name, running=True))
+                    self._selected[op.state].add(node.metadata.name)
         self._set_state(STATE_READY, trace=False)
         return out
 
@@ -94,7 +104,24 @@ class ClusterPolicyReconciler:
             [n for n in (ctx.api.get("Node", "", name) for name in names) if n is not None]
         for node in nodes:
             self._node_ready[node.metadata.name] = self._reconcile_node(node)
+        gone = set(names or ()) - {n.metadata.name for n in nodes}   # deleted nodes leave every DaemonSet
+        for op in self.operands:
+            self._selected[op.state] -= gone
+            self._waiting[op.state] -= gone
+            self._step(op)
         self._set_state(STATE_READY if all(self._node_ready.values()) else STATE_NOT_READY)
+
+    def _step(self, op: Operand) -> None:
+        """state_manager.go ``step`` for one state: its outcome over every node its DaemonSet selects; traced
+        when it changes."""
+        result = STATE_NOT_READY if self._waiting[op.state] else STATE_READY
+        if result != self._state_result[op.state]:
+            self._state_result[op.state] = result
+            selected = len(self._selected[op.state])
+            self.ctx.trace.add(self.ctx.now, COMPONENT, "controllers.(*ClusterPolicyController).step",
+                               f"ClusterPolicy {self.policy.metadata.name}", result, state=op.state,
+                               daemonset=op.daemonset, desired=selected,
+                               available=selected - len(self._waiting[op.state]))
 
     def _reconcile_node(self, node: Node) -> bool:
         """labelGPUNodes for the node, then each state's DaemonSet on it; True when every operand it selects is ready."""
@@ -104,7 +131,7 @@ class ClusterPolicyReconciler:
         add = state_manager.gpu_node_labels(labels)
         if add:
             labels.update(add)
-            ctx.trace.add(ctx.now, COMPONENT, "controllers.(*StateManager).labelGPUNodes", f"Node {name}", "Success",
+            ctx.trace.add(ctx.now, COMPONENT, "controllers.(*ClusterPolicyController).labelGPUNodes", f"Node {name}", "Success",
                           labels=add)
             ctx.api.update(node)
         ready = True
@@ -122,6 +149,10 @@ class ClusterPolicyReconciler:
                 pod = None
             if wanted and (pod is None or not state_manager.pod_ready(pod)):
                 ready = False
+                self._waiting[op.state].add(name)
+            else:
+                self._waiting[op.state].discard(name)
+            (self._selected[op.state].add if wanted else self._selected[op.state].discard)(name)
         return ready
 
     def _set_state(self, state: str, trace: bool = True) -> None:

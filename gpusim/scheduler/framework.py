@@ -251,6 +251,7 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
     gating_plugin: str = ""
+    pre_enqueue_traced: bool = False   # the trace holds this pod's PreEnqueue outcome (see Scheduler._pre_enqueue)
     timestamp_unschedulable: float = 0.0
     seq: int = 0
 

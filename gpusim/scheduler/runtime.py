@@ -134,6 +134,8 @@ class Framework:
         self.plugins = list(by_name.values())
         self.weights: dict[str, int] = {n: spec.weights.get(n, 1) for n in names}
         self.points = {pt: [by_name[n] for n in spec.points.get(pt, ())] for pt in POINT_METHODS}
+        # the plugin names per extension point, in order (what the trace records name at each point)
+        self.names: dict[str, tuple[str, ...]] = {pt: tuple(p.name for p in ps) for pt, ps in self.points.items()}
         if len(self.points["QueueSort"]) != 1:
             raise ValueError("only one QueueSort plugin may be enabled per profile")
 

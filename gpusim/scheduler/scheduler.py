@@ -39,6 +39,9 @@ from .vectorized import SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feas
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
 MAX_MESSAGE = 1024                          # handleSchedulingFailure truncates event messages
+# PreEnqueue plugins every pod passes unless it carries a gate; a profile with only these does not trace
+# PreEnqueue outcomes that let the pod in (a gated pod is traced either way)
+UNTRACED_PRE_ENQUEUE = frozenset({"SchedulingGates"})
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -428,9 +431,22 @@ class Scheduler:
                     self.queue.update(qpi)
 
     def _pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
-        """runPreEnqueuePlugins: the gating plugin also counts among the pod's unschedulable plugins."""
-        st = self.framework_for(qpi.pod).run_pre_enqueue(qpi.pod)
+        """runPreEnqueuePlugins: the gating plugin also counts among the pod's unschedulable plugins.
+
+        Traced (``(*PriorityQueue).runPreEnqueuePlugins``) when the outcome changes: the pod is gated, or let in
+        after being gated, or let in the first time by a profile with PreEnqueue plugins beyond
+        :data:`UNTRACED_PRE_ENQUEUE` (e.g. Coscheduling's)."""
+        fw = self.framework_for(qpi.pod)
+        st = fw.run_pre_enqueue(qpi.pod)
         gated = not st.is_success()
+        first = not qpi.pre_enqueue_traced
+        if gated != qpi.gated or (first and (gated or set(fw.names["PreEnqueue"]) - UNTRACED_PRE_ENQUEUE)):
+            pod = qpi.pod
+            self.ctx.trace.add(self.ctx.now, self.name, "queue.(*PriorityQueue).runPreEnqueuePlugins",
+                               f"Pod {pod.metadata.namespace}/{pod.metadata.name}",
+                               st.message() if gated else "Success", plugins=list(fw.names["PreEnqueue"]),
+                               plugin=st.plugin if gated else "")
+            qpi.pre_enqueue_traced = True
         if gated:
             qpi.unschedulable_plugins = qpi.unschedulable_plugins | {st.plugin}
         elif qpi.gated:
@@ -493,7 +509,11 @@ class Scheduler:
                 fit_error.diagnosis.post_filter_msg = pst.message()
             msg = fit_error.error()
             attempt.message = msg
-            ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).schedulePod", ref, msg)
+            # RunPostFilterPlugins ran inside schedulingCycle: its plugins, the deciding one and its outcome
+            ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).schedulePod", ref, msg,
+                          post_filter=list(fw.names["PostFilter"]), post_filter_plugin=pst.plugin or "",
+                          post_filter_result=pst.message() or ("Success" if pst.is_success() else ""),
+                          nominated=nominated or "")
             qpi.unschedulable_plugins = fit_error.diagnosis.unschedulable_plugins
             self._fail(qpi, Status(Code.Unschedulable, [msg]), msg, attempt, nominated)
             return
@@ -514,7 +534,10 @@ class Scheduler:
         if st.code == Code.Wait:
             self._inflight[pod.metadata.uid] = []
             ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, st.message(),
-                          node=node)
+                          node=node, plugins=list(fw.names["Permit"]))
+        elif fw.names["Permit"]:
+            ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, "Success",
+                          node=node, plugins=list(fw.names["Permit"]))
         ctx.env.process(self._binding_cycle(state, qpi, node, attempt))
 
     def schedule_pod(self, state: CycleState, pi: PodInfo) -> tuple[Optional[str], Optional[FitError], Attempt]:
@@ -532,7 +555,8 @@ class Scheduler:
         state["__prefilter_skipped"] = skipped
         diag.unschedulable_plugins |= with_nodes
         ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPreFilterPlugins", f"Pod {ref}",
-                      "Success" if st.is_success() else st.message())
+                      "Success" if st.is_success() else st.message(), plugins=list(fw.names["PreFilter"]),
+                      plugin=st.plugin or "", skipped=sorted(skipped))
         if not st.is_success():
             for ni in nodes:
                 diag.node_to_status[ni.name] = st
@@ -586,8 +610,12 @@ class Scheduler:
                 self.next_start_node_index = (self.next_start_node_index + len(feasible) + rejected) % n
         attempt.statuses = {n_: f"{s.plugin}: {s.message()}" for n_, s in diag.node_to_status.items()}
         attempt.feasible = [ni.name for ni in feasible]
+        rejected_by: dict[str, int] = {}
+        for s_ in diag.node_to_status.values():
+            rejected_by[s_.plugin] = rejected_by.get(s_.plugin, 0) + 1
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
-                      f"{len(feasible)} feasible", rejected=len(diag.node_to_status))
+                      f"{len(feasible)} feasible", rejected=len(diag.node_to_status),
+                      plugins=[n_ for n_ in fw.names["Filter"] if n_ not in skipped], rejected_by=rejected_by)
         if not feasible:
             return None, FitError(pod, len(nodes), diag), attempt
         if len(feasible) == 1:
@@ -598,7 +626,8 @@ class Scheduler:
         best = max(totals.values())
         top = [ni.name for ni in feasible if totals[ni.name] == best]
         chosen = top[0] if len(top) == 1 else ctx.rng.choice(top)
-        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=best, ties=len(top))
+        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=best, ties=len(top),
+                      plugins={pl: parts[2] for pl, parts in breakdown[chosen].items()})
         attempt.node = chosen
         return chosen, None, attempt
 
@@ -619,7 +648,8 @@ class Scheduler:
         kept = compact(np.asarray(feasible_idx))
         attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
-                      f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible))
+                      f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible),
+                      plugins=[n_ for n_ in fw.names["Filter"] if n_ not in state.get("__prefilter_skipped", set())])
         if not res.feasible:
             diag = Diagnosis(node_to_status=res.statuses())
             diag.unschedulable_plugins = {st.plugin for st in diag.node_to_status.values()}
@@ -632,11 +662,12 @@ class Scheduler:
         skipped = {p.name for p in fw.points["PreScore"] if p.pre_score(state, pi, infos).code == Code.Skip}
         if any(p.name in SCORE_SKIP_ONLY and p.name not in skipped for p in fw.points["Score"]):
             totals_d, breakdown = fw.run_score(state, pi, list(infos))
-            attempt.scores = breakdown
+            attempt.scores = per_node = breakdown
             totals = np.asarray([totals_d[ni.name] for ni in infos], dtype=np.int64)
         else:
             idx = np.asarray(res.feasible, dtype=np.int64)
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
+            per_node = None
             weights = fw.weights
             kept_parts = {}
             for pl, (raw, norm) in parts.items():
@@ -652,7 +683,13 @@ class Scheduler:
         # the same draw as rng.choice(list of tied names) in the per-node path
         k = int(ties[0]) if len(ties) == 1 else int(ties[ctx.rng.choice(range(len(ties)))])
         chosen = names[feasible_idx[k]]
-        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(ties))
+        # the weighted score of each plugin on the chosen node (never through the Attempt's lazy breakdown)
+        if per_node is not None:
+            chosen_scores = {pl: v[2] for pl, v in per_node[chosen].items()}
+        else:
+            chosen_scores = {pl: int(norm[k]) * fw.weights[pl] for pl, (_raw, norm) in parts.items()}
+        ctx.trace.add(ctx.now, self.name, "scheduler.selectHost", f"Pod {ref}", chosen, score=int(best), ties=len(ties),
+                      plugins=chosen_scores)
         attempt.node = chosen
         return chosen, None, attempt
 
@@ -728,9 +765,9 @@ class Scheduler:
                 ctx.api.update(pod)
             st = yield from fw.wait_on_permit(pod)
             inflight = tuple(self._inflight.pop(uid, ()))
+            ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).WaitOnPermit", ref,
+                          "Success" if st.is_success() else st.message(), node=node, plugin=st.plugin or "")
             if not st.is_success():
-                ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).WaitOnPermit", ref, st.message(),
-                              node=node)
                 fw.run_unreserve(state, pi, node)
                 self._forget(pi, node)
                 self._fail_after_assume(qpi, node, st, attempt, inflight)

@@ -90,7 +90,8 @@ class VolcanoScheduler:
         ssn.k8s_cache = self.k8s
         ssn.trace = lambda fn, obj, result="Success", **d: ctx.trace.add(ctx.now, self.component, fn, obj, result, **d)
         ssn.trace("framework.OpenSession", f"Session {ssn.uid}", "Success", jobs=len(jobs), nodes=len(nodes),
-                  queues=len(queues))
+                  queues=len(queues), tiers=[[p.name for p in tier.plugins] for tier in self.conf.tiers],
+                  actions=list(self.conf.actions))
         for tier in self.conf.tiers:
             for p in tier.plugins:
                 plugin = BUILDERS[p.name](p.arguments)
@@ -103,7 +104,7 @@ class VolcanoScheduler:
         self._record_topology(ssn)
         for uid in sorted(ssn.jobs):
             self.cache.update_job_status(ssn, ssn.jobs[uid])
-        ssn.trace("framework.CloseSession", f"Session {ssn.uid}")
+        ssn.trace("framework.CloseSession", f"Session {ssn.uid}", "Success", plugins=list(ssn.plugins))
         self.sessions.append(SessionRecord(
             ctx.now, ssn.uid, ssn.record.get("proportion", {}),
             {uid: (j.pod_group.status.phase, j.ready_task_num(), len(j.tasks), j.min_available)
