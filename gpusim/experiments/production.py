@@ -191,7 +191,7 @@ FAILURES: tuple[FailureCase, ...] = (
     FailureCase("mig-not-applied", "MIG 配置不生效（mig-manager 应用失败，GPU 需要重置）", "d", 3,
                 (cluster_policy("mixed"), node_pool(), fault("MigConfigFailure"), MIG_LABEL,
                  gpu_pod(submit_at="2m", resource="nvidia.com/mig-1g.10gb")),
-                "train", "mig", "实验 7"),
+                "train", "mig", "实验 07", "../labs/07-mig-not-applied/README.md"),
     FailureCase("queue-starvation", "队列饿死：Workload 等配额（ClusterQueue 的 nominalQuota 不够）", "e", 4,
                 (node_pool(), KUEUE_ONE_GPU), "train", "kueue-quota", "实验 03",
                 "../labs/03-multi-tenant-fairness/README.md"),
