@@ -20,7 +20,7 @@ def test_failure_is_diagnosed(case):
 
 def test_outline_failures_are_covered():
     assert {c.outline for c in P.FAILURES if c.outline} == {1, 2, 3, 4}   # 5 (topology) is topology_case
-    assert {c.key: c.lab for c in P.FAILURES}["mig-not-applied"] == "实验 7"
+    assert {c.key: c.lab for c in P.FAILURES}["mig-not-applied"] == "实验 07"
 
 
 def test_failure_status_texts():

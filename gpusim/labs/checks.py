@@ -898,6 +898,9 @@ def check_allreduce(result, expect: str = "fixed") -> CheckResult:
         done = rep["steps_done"] >= ALLREDUCE_STEPS and rep["completed_at"] is not None
         c.add(done, f"{ALLREDUCE_JOB}: 跑完 {rep['steps_done']}/{ALLREDUCE_STEPS} 步" + (
             f"，{rep['completed_at']:.0f} s 完成（提交后 {rep['completed_at'] - (rep['created'] or 0):.0f} s）" if done else ""))
+    return CheckResult(c.ok, c.lines, title)
+
+
 # --- lab 07 (labs/07-mig-not-applied) ----------------------------------------------------------------------
 
 MIG_NODE = "a100-0"

@@ -84,7 +84,7 @@ def failed_scheduling(result, n: int = 3, contains: str = "") -> list[str]:
 
 # --- a gang's pods through Permit (Coscheduling, or alpha GangScheduling) -------------------------------------
 FN_PERMIT_WAIT = "runtime.(*frameworkImpl).RunPermitPlugins"     # the pod became a waiting pod
-FN_WAIT_FAILED = "runtime.(*frameworkImpl).WaitOnPermit"         # rejected / timed out while waiting
+FN_WAIT_FAILED = "runtime.(*frameworkImpl).WaitOnPermit"         # its result: Success, or why rejected / timed out
 FN_BIND = "defaultbinder.(*DefaultBinder).Bind"
 PERMIT_COLORS = {"pending": "#d9d9d9", "permit-wait": "#fdae6b", "bound": "#9ecae1", "running": "#31a354"}
 
@@ -130,6 +130,8 @@ def permit_timeline(result, group: str = "", namespace: str = "default", workloa
             if fn == FN_PERMIT_WAIT:
                 move(t, "permit-wait")
             elif fn == FN_WAIT_FAILED:
+                if res == "Success":          # WaitOnPermit returned: the siblings arrived, Bind follows
+                    continue
                 move(t, "pending")
                 rejections.append((t, res))
             else:
