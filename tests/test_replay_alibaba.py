@@ -168,17 +168,28 @@ def _cli(argv: list[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def two_seeds():
-    """All six policies on the default trace, seeds 42 and 43, on two local processes (the full ten-seed
-    check is benchmarks/replay.py --seeds 10)."""
-    return sweep([Cell("default", p, s) for p in POLICIES for s in (42, 43)], workers=2)
+def cached():
+    """Chapter 08's cache: the six policies over seeds 42–51 (``python -m gpusim.replay.study`` writes it)."""
+    from gpusim.replay import study
+    return study.load()
 
 
-def test_unallocated_gpus_match_the_published_means(two_seeds):
-    """Done-when of issue 15: within 1 percentage point of the paper's mean for every policy."""
+def test_each_policy_replays_as_the_cache_holds(cached):
+    """A fresh run of every policy (seed 42, on two local processes) equals its cached document, so the
+    ten-seed checks below, which read the cache, check the code as it is."""
+    from gpusim.replay import study
+    fresh = sweep([Cell("default", p, 42) for p in POLICIES], workers=2)
+    assert sorted(d["policy"] for d in fresh) == sorted(POLICIES)
+    for d in fresh:
+        c = study.find(cached, d["policy"], 42)
+        assert {k: v for k, v in study.cached_doc(d).items() if k in c} == c, d["policy"]   # sweep adds tune, failedPods
+
+
+def test_unallocated_gpus_match_the_published_means(cached):
+    """Done-when of issue 15: within 1 percentage point of the paper's mean for every policy (ten seeds)."""
     got = {}
     for p in POLICIES:
-        got[p] = statistics.mean(100 - d["atArrived"]["100"]["allocated"] for d in two_seeds if d["policy"] == p)
+        got[p] = statistics.mean(100 - d["atArrived"]["100"]["allocated"] for d in cached["docs"] if d["policy"] == p)
     for p, (mean, _sd) in PUBLISHED_UNALLOCATED_DEFAULT.items():
         assert abs(got[p] - mean) <= 1.0, (p, got[p], mean)
     # the published ranking FGD < BestFit < Packing ≈ Clustering < DotProd < Random
@@ -187,9 +198,9 @@ def test_unallocated_gpus_match_the_published_means(two_seeds):
     assert rank[4:] == ["DotProd", "Random"] and set(rank) == set(PUBLISHED_RANKING)
 
 
-def test_allocation_tracks_arrival_until_fragmentation_takes_over(two_seeds):
+def test_allocation_tracks_arrival_until_fragmentation_takes_over(cached):
     """Every non-random policy allocates what arrives up to about 90 %; FGD keeps ≥ 95 % at 130 %."""
-    for d in two_seeds:
+    for d in cached["docs"]:
         curve = {p["arrived"]: p for p in d["curve"]}
         if d["policy"] != "Random":
             assert curve[80]["allocated"] == pytest.approx(80, abs=0.5)
