@@ -113,23 +113,12 @@ def volcano_gang_docs(factor: float = 1.2) -> tuple[str, ...]:
     one-GPU workers (minAvailable 4, 1 h) submitted at once; enqueue admits a gang (Inqueue: its pods are created)
     only while ``inqueue + minResources ≤ total × factor − used``."""
     import yaml
-    conf = f"""actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-    arguments: {{overcommit-factor: {factor}}}
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
+    from ..volcano.conf import CONFIGMAP_KEY, CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, DEFAULT_SCHEDULER_CONF
+    conf = DEFAULT_SCHEDULER_CONF.replace("  - name: overcommit\n",
+                                          f"  - name: overcommit\n    arguments: {{overcommit-factor: {factor}}}\n")
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
-          "data": {"volcano-scheduler.conf": conf}}
+          "metadata": {"name": CONFIGMAP_NAME, "namespace": CONFIGMAP_NAMESPACE},
+          "data": {CONFIGMAP_KEY: conf}}
     docs = [node_pool("a100", gpus=8), "apiVersion: v1\nkind: Namespace\nmetadata: {name: volcano-system}\n",
             yaml.safe_dump(cm, sort_keys=False)]
     for i in range(4):

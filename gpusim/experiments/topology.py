@@ -20,10 +20,16 @@ from ..cluster.simulation import run
 from ..hardware import collectives, topology
 from ..hardware.fabric import Fabric, FabricSpec, build_fabric
 from ..views.topology import pod_gpus
+from ..volcano.conf import DEFAULT_SCHEDULER_CONF, configmap_yaml
 
 GRADIENT_BYTES = 14e9          # a 7B-parameter model in bf16: 7e9 × 2 bytes of gradients per step
 COMPUTE_SECONDS = 1.0          # the step's compute time (gpusim.io/step-time)
 BOARDS = ("dgx-1v", "dgx-a100", "dgx-h100", "hgx-h200", "gb200-nvl72", "pcie-l40s")
+
+# Volcano's default configuration without overcommit, with binpack and the network-topology-aware plugin
+# (volcano pkg/scheduler/plugins/network-topology-aware), as examples/volcano-hypernode.yaml configures it
+NETWORK_TOPOLOGY_CONF = (DEFAULT_SCHEDULER_CONF.replace("  - name: overcommit\n", "")
+                         + "  - name: binpack\n  - name: network-topology-aware\n")
 
 
 # --- chapter 02.3: the hardware model --------------------------------------------------------------------------
@@ -247,25 +253,7 @@ spec:
   members:
 {members}
 """)
-        docs.append("""apiVersion: v1
-kind: ConfigMap
-metadata: {name: volcano-scheduler-configmap, namespace: volcano-system}
-data:
-  volcano-scheduler.conf: |
-    actions: "enqueue, allocate, backfill"
-    tiers:
-    - plugins:
-      - name: priority
-      - name: gang
-      - name: conformance
-    - plugins:
-      - name: drf
-      - name: predicates
-      - name: proportion
-      - name: nodeorder
-      - name: binpack
-      - name: network-topology-aware
-""")
+        docs.append(configmap_yaml(NETWORK_TOPOLOGY_CONF))
         docs.append(f"""apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata: {{name: llm}}

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from ..experiments.topology import NETWORK_TOPOLOGY_CONF
+from ..volcano.conf import configmap_yaml
 from .checks import (ALLREDUCE_COMPUTE_S, ALLREDUCE_GPUS, ALLREDUCE_JOB, ALLREDUCE_RACK_LABEL, ALLREDUCE_RACKS)
 
 BLOCK_LABEL = "cloud.provider.com/topology-block"
@@ -124,26 +126,7 @@ spec:
       labelMatch:
         matchLabels: {{{ALLREDUCE_RACK_LABEL}: {rack}}}
 """ for k, rack in enumerate(ALLREDUCE_RACKS))
-    return "---\n".join(docs) + hypernodes + """---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: volcano-scheduler-configmap, namespace: volcano-system}
-data:
-  volcano-scheduler.conf: |
-    actions: "enqueue, allocate, backfill"
-    tiers:
-    - plugins:
-      - name: priority
-      - name: gang
-      - name: conformance
-    - plugins:
-      - name: drf
-      - name: predicates
-      - name: proportion
-      - name: nodeorder
-      - name: binpack
-      - name: network-topology-aware
-"""
+    return "---\n".join(docs) + hypernodes + "---\n" + configmap_yaml(NETWORK_TOPOLOGY_CONF)
 
 
 SCALING_GPUS = (8, 16, 32, 48, 64, 80, 96, 112, 120, 128)

@@ -33,6 +33,16 @@ tiers:
   - name: proportion
   - name: nodeorder
 """
+
+
+def configmap_yaml(conf: str) -> str:
+    """The ConfigMap volcano-system/volcano-scheduler-configmap holding ``conf``, as YAML text (the Helm
+    chart's shape: the configuration as a block scalar under ``volcano-scheduler.conf``)."""
+    body = "".join(f"    {line}\n" for line in conf.splitlines())
+    return (f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {CONFIGMAP_NAME}, namespace: {CONFIGMAP_NAMESPACE}}}\n"
+            f"data:\n  {CONFIGMAP_KEY}: |\n{body}")
+
+
 ACTIONS = ("enqueue", "allocate", "backfill", "preempt", "reclaim")
 PLUGINS = ("priority", "gang", "conformance", "drf", "predicates", "proportion", "nodeorder", "binpack",
            "overcommit", "network-topology-aware")
