@@ -25,12 +25,13 @@ lab: $(STAMP)
 
 # pytest-xdist runs test files on every core (--dist loadfile: a file's tests, and its module fixtures, stay on one
 # worker) and notebooks side by side (--dist loadscope: nbval's documented mode, each notebook's cells run in
-# order on one worker and one kernel). PYTEST_WORKERS=0 runs everything in this process.
+# order on one worker and one kernel; tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as
+# parallel kernels racing for a port can). PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadscope --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadscope -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
 	$(MAKE) --no-print-directory site
 
 # The course as a static site (build/site/course/index.html), from the committed outputs; any warning
