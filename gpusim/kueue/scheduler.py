@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+import simpy
+
 from ..api.kueue_x_k8s_io import Admission, KueueConfig, PodSetAssignment, RequeueState, Workload
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
@@ -54,6 +56,7 @@ NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
 NOT_READY_MSG = "Not all pods are ready or succeeded"
 READY_MSG = "All pods reached readiness and the workload is running"
 BACKOFF_JITTER = 0.0001                  # workload.go UpdateRequeueState: wait.Backoff Jitter
+CYCLE_PRIORITY = simpy.events.NORMAL + 1  # a cycle runs after every other event of its instant
 
 
 class Kueue:
@@ -226,12 +229,18 @@ class Kueue:
 
     # --- the scheduling loop -----------------------------------------------------------------------------
     def kick(self) -> None:
-        """Run scheduling cycles at this instant, once all events of this instant were delivered."""
+        """Run scheduling cycles at this instant, once all events of this instant were delivered: the cycle
+        event has a priority below simpy's NORMAL, so every workload created at this instant (also those whose
+        watch events are delivered after this call) is in the queues when the first cycle takes the heads, as
+        upstream's queue manager holds them all before ``schedule`` runs (scheduler.go)."""
         if self._kicked:
             return
         self._kicked = True
-        t = self.ctx.env.timeout(0)
-        t.callbacks.append(lambda _e: self._run_cycles())
+        env = self.ctx.env
+        ev = env.event()
+        ev.callbacks.append(lambda _e: self._run_cycles())
+        ev._ok, ev._value = True, None      # a triggered event, as simpy's Timeout sets it
+        env.schedule(ev, CYCLE_PRIORITY)
 
     def _run_cycles(self) -> None:
         self._kicked = False
