@@ -323,7 +323,8 @@ class Kueue:
         else:
             def key(e):
                 info, a, _ = e
-                return (a.borrow if a is not None else True, -info.priority, info.queued_at, info.seq)
+                # entryOrdering: the borrowing level (Assignment.Borrows), then priority, then FIFO
+                return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
         entries.sort(key=key)
         preempting_roots: set[int] = set()
         for info, a, msg in entries:
