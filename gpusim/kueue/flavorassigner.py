@@ -75,6 +75,8 @@ class ClusterQueueSpecView:
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str = "BorrowingOverPreemption"
+    # canPreemptWhileBorrowing: borrowWithinCohort is not Never, or fair sharing with reclaimWithinCohort
+    can_preempt_while_borrowing: bool = False
 
 
 def _taint_str(t: Any) -> str:
@@ -107,9 +109,9 @@ def flavor_mismatch(flavor: Any, pod_spec: Any) -> Optional[str]:
 
 
 # granular preemption modes (flavorassigner.go preemptionMode), worst to best; a flavor whose preemption
-# simulation finds no candidates is NoFit here (gpusim does not nominate it only to find no targets)
-G_NO_FIT, G_PREEMPT, G_RECLAIM, G_FIT = 0, 2, 3, 4
-_TO_MODE = {G_NO_FIT: NO_FIT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
+# simulation finds no candidates (noPreemptionCandidates) is a Preempt assignment ranked below the others
+G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = 0, 1, 2, 3, 4
+_TO_MODE = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
 GranularMode = tuple[int, int]       # (preemption mode, borrowing level)
 WORST: GranularMode = (G_NO_FIT, 1 << 62)
 BEST: GranularMode = (G_FIT, 0)
@@ -123,6 +125,8 @@ def is_preferred(a: GranularMode, b: GranularMode, preference: str) -> bool:
         return False
     if b[0] == G_NO_FIT:
         return True
+    if (a[0] == G_NO_CANDIDATES) != (b[0] == G_NO_CANDIDATES):
+        return a[0] != G_NO_CANDIDATES
     if preference == "PreemptionOverBorrowing":
         return a[1] < b[1] if a[1] != b[1] else a[0] > b[0]
     return a[0] > b[0] if a[0] != b[0] else a[1] < b[1]
@@ -130,7 +134,7 @@ def is_preferred(a: GranularMode, b: GranularMode, preference: str) -> bool:
 
 def should_try_next_flavor(mode: GranularMode, spec: "ClusterQueueSpecView") -> bool:
     """flavorassigner.go shouldTryNextFlavor."""
-    if mode[0] == G_NO_FIT:
+    if mode[0] in (G_NO_FIT, G_NO_CANDIDATES):
         return True
     if mode[0] in (G_PREEMPT, G_RECLAIM) and spec.when_can_preempt == "TryNextFlavor":
         return True
@@ -139,11 +143,11 @@ def should_try_next_flavor(mode: GranularMode, spec: "ClusterQueueSpecView") -> 
 
 # preemption_oracle.go SimulatePreemption: (possibility, borrowing level after the preemptions)
 PreemptionOracle = Callable[[FlavorResource, int], tuple[str, int]]
-_FROM_POSSIBILITY = {"Preempt": G_PREEMPT, "Reclaim": G_RECLAIM}
+_FROM_POSSIBILITY = {"NoCandidates": G_NO_CANDIDATES, "Preempt": G_PREEMPT, "Reclaim": G_RECLAIM}
 
 
 def fits_resource_quota(cq: Node, fr: FlavorResource, val: int, previous: int,
-                        oracle: PreemptionOracle) -> tuple[int, int, str, bool]:
+                        oracle: PreemptionOracle, can_preempt_while_borrowing: bool = False) -> tuple[int, int, str, bool]:
     """flavorassigner.go fitsResourceQuota for ``val`` = this podSet's request + ``previous``: (granular mode,
     borrowing level, message, exceeds max quota). A Preempt/Reclaim mode carries the level the preemption
     oracle computes once the targets are gone (``borrowAfterPreemptions``)."""
@@ -154,14 +158,15 @@ def fits_resource_quota(cq: Node, fr: FlavorResource, val: int, previous: int,
                f"({resources.quantity(res, previous)}) + current podset request "
                f"({resources.quantity(res, val - previous)}) > maximum capacity ({resources.quantity(res, potential)})")
         return G_NO_FIT, 0, msg, True
-    borrow, _ = cq.height_of_lowest_subtree_that_fits(fr, val)
+    borrow, may_reclaim_in_hierarchy = cq.height_of_lowest_subtree_that_fits(fr, val)
     available = cq.available(fr)
     if val <= available:
         return G_FIT, borrow, "", False
     msg = f"insufficient unused quota for {res} in flavor {flavor}, {resources.quantity(res, val - available)} more needed"
-    possibility, borrow_after = oracle(fr, val)
-    mode = _FROM_POSSIBILITY.get(possibility, G_NO_FIT)
-    return mode, (borrow_after if mode != G_NO_FIT else borrow), msg, False
+    if val <= cq.nominal.get(fr, 0) or may_reclaim_in_hierarchy or can_preempt_while_borrowing:
+        possibility, borrow_after = oracle(fr, val)
+        return _FROM_POSSIBILITY[possibility], borrow_after, msg, False
+    return G_NO_FIT, borrow, msg, False
 
 
 def tas_requested(podset: Any, tas_only: bool) -> tuple[bool, bool]:
@@ -229,7 +234,8 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
                 for r in wanted:
                     fr = (fname, r)
                     prev = assigned.get(fr, 0)
-                    m, b, msg, exceeds = fits_resource_quota(cq, fr, req[r] + prev, prev, oracle)
+                    m, b, msg, exceeds = fits_resource_quota(cq, fr, req[r] + prev, prev, oracle,
+                                                             spec.can_preempt_while_borrowing)
                     if msg:
                         reasons.append(msg)
                         kinds.append("max" if exceeds else "quota")

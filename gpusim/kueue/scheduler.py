@@ -72,7 +72,7 @@ class Kueue:
         self.cohort_nodes: dict[str, Node] = {}
         self._build_tree(objects.get("Cohort", []))
         self.queues = {n: ClusterQueueQueue(n, q.spec.queueing_strategy) for n, q in sorted(self.cluster_queues.items())}
-        self.specs = {n: self._spec_view(q) for n, q in self.cluster_queues.items()}
+        self.specs = {n: self._spec_view(q, config.fair_sharing) for n, q in self.cluster_queues.items()}
         self.admitted: dict[str, dict[str, Info]] = {n: {} for n in self.cluster_queues}
         self.workloads: dict[str, Info] = {}          # ns/name → Info (every workload Kueue tracks)
         self.jobs: dict[str, Any] = {}               # workload ns/name → owning Job
@@ -144,14 +144,18 @@ class Kueue:
                 compute_subtree(node)
 
     @staticmethod
-    def _spec_view(q: Any) -> ClusterQueueSpecView:
+    def _spec_view(q: Any, fair_sharing: bool) -> ClusterQueueSpecView:
         f = q.spec.flavor_fungibility
+        p = q.spec.preemption
+        bwc = p.borrow_within_cohort
+        while_borrowing = (bwc is not None and bwc.policy not in (None, "", "Never")) or (
+            fair_sharing and p.reclaim_within_cohort != "Never")
         aliases = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}   # v1beta1 deprecated values
         return ClusterQueueSpecView([(list(g.covered_resources), [fq.name for fq in g.flavors])
                                      for g in q.spec.resource_groups],
                                     aliases.get(f.when_can_borrow, f.when_can_borrow),
                                     aliases.get(f.when_can_preempt, f.when_can_preempt),
-                                    f.preference or "BorrowingOverPreemption")
+                                    f.preference or "BorrowingOverPreemption", while_borrowing)
 
     # --- workload events ---------------------------------------------------------------------------------
     def _workload_loop(self):
@@ -335,13 +339,10 @@ class Kueue:
                 self._set_pending(info, reason, msg)
                 q.requeue(info, immediate=False)
                 continue
-            root = id(node.root())
-            if node.parent is not None and root in preempting_roots:
-                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
-                q.requeue(info, immediate=True)
-                continue
             usage = a.usage()
+            targets = []
             if a.mode == PREEMPT:
+                # scheduler.go: a Preempt entry without candidates is skipped before the cohort checks
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
                 targets = self.preemptor.get_targets(info, usage, frs, tas_fits=self._tas_fits(a))
                 if not targets:
@@ -350,6 +351,12 @@ class Kueue:
                     self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
                     q.requeue(info, immediate=False)
                     continue
+            root = id(node.root())
+            if node.parent is not None and root in preempting_roots:
+                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
+                q.requeue(info, immediate=True)
+                continue
+            if a.mode == PREEMPT:
                 for t in targets:
                     self._preempt(t.info, info, t.reason)
                 preempting_roots.add(root)
