@@ -83,3 +83,45 @@ def test_entries_ordered_by_borrowing_level(near_priority, far_priority):
     r = run(FLAVOR % "default", NESTED, cq("near", "0", cohort="child"), cq("far", "0", cohort="root"),
             wl("near-wl", "near", "4", priority=near_priority), wl("far-wl", "far", "4", priority=far_priority))
     assert admitted(r, ["near-wl", "far-wl"]) == ["near-wl"]
+
+
+def _ns_scenario(strategy: str) -> list[str]:
+    selector = "namespaceSelector: {matchLabels: {team: ml}}"
+    docs = [FLAVOR % "default", cq("a", "4", strategy=strategy).replace("namespaceSelector: {}", selector)]
+    docs.append("""
+apiVersion: v1
+kind: Namespace
+metadata: {name: ml, labels: {team: ml}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: web}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: a, namespace: ml}
+spec: {clusterQueue: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: a, namespace: web}
+spec: {clusterQueue: a}
+""")
+    for name, ns, prio in (("stranger", "web", 10), ("member", "ml", 0)):
+        docs.append(wl(name, "a", "1", priority=prio).replace("  name: " + name, f"  name: {name}\n  namespace: {ns}"))
+    return docs
+
+
+@pytest.mark.parametrize("strategy", ["StrictFIFO", "BestEffortFIFO"])
+def test_namespace_mismatch_is_inadmissible_and_does_not_block(strategy):
+    """scheduler.go nominate: a namespace the ClusterQueue's selector does not match gives the message
+    "Workload namespace doesn't match ClusterQueue selector" and RequeueReasonNamespaceMismatch, which
+    cluster_queue.go RequeueIfNotPresent never requeues immediately, StrictFIFO included: the higher-priority
+    stranger goes to the inadmissible workloads and the member behind it is admitted (gpusim's StrictFIFO
+    kept the stranger as a blocking head)."""
+    r = run(*_ns_scenario(strategy))
+    assert workload(r, "member", "ml").is_true("QuotaReserved")
+    c = workload(r, "stranger", "web").condition("QuotaReserved")
+    assert (c.status, c.reason, c.message) == ("False", "Pending", "Workload namespace doesn't match ClusterQueue selector")
+    q = r.addons["kueue"].queues["a"]
+    assert [i.obj.metadata.name for i in q.pending()] == ["stranger"] and not q.has_heads()

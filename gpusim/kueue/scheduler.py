@@ -337,7 +337,7 @@ class Kueue:
             if a is None or a.mode == NO_FIT:
                 reason = PENDING if a is None else self._pending_reason(a)
                 self._set_pending(info, reason, msg)
-                q.requeue(info, immediate=False)
+                q.requeue(info, immediate=False, namespace_mismatch=a is None)
                 continue
             usage = a.usage()
             targets = []
