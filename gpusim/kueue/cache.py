@@ -92,6 +92,34 @@ class Node:
         """Using ``val`` more of fr would go above the node's own quota (BorrowingWith)."""
         return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)
 
+    def local_available(self, fr: FlavorResource) -> int:
+        """The unused part of the node's guaranteed quota (resource_node.go LocalAvailable)."""
+        return max(0, self.guaranteed(fr) - self.usage.get(fr, 0))
+
+    def height(self) -> int:
+        """Distance to the furthest leaf of a Cohort (classical/hierarchical_preemption.go getNodeHeight): 1
+        for a Cohort of ClusterQueues, one more per level of child Cohorts."""
+        h = min(len(self.children), 1)
+        for c in self.children:
+            if not c.is_cq:
+                h = max(h, c.height() + 1)
+        return h
+
+    def height_of_lowest_subtree_that_fits(self, fr: FlavorResource, val: int) -> tuple[int, bool]:
+        """(height, may reclaim in hierarchy) of the lowest subtree that fits ``val`` more of fr (classical
+        FindHeightOfLowestSubtreeThatFits): 0 when the ClusterQueue's own quota suffices; the second value says
+        whether that subtree is smaller than the whole tree."""
+        if not self.borrowing_with(fr, val) or self.parent is None:
+            return 0, self.parent is not None
+        remaining = val - self.local_available(fr)
+        node = self.parent
+        while node is not None:
+            if not node.borrowing_with(fr, remaining):
+                return node.height(), node.parent is not None
+            remaining -= node.local_available(fr)
+            node = node.parent
+        return self.root().height(), False
+
     def is_borrowing(self, fr: FlavorResource) -> bool:
         return self.usage.get(fr, 0) > self.subtree.get(fr, 0)
 

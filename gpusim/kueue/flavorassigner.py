@@ -32,7 +32,7 @@ class PodSetAssignment:
     flavors: dict[str, str] = field(default_factory=dict)          # resource → flavor
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     mode: int = FIT
-    borrow: bool = False
+    borrow: int = 0                                                 # borrowing level (0: within nominal)
     reasons: list[str] = field(default_factory=list)
     max_quota_only: bool = False                                    # every reason is ExceedsMaxQuota
     affinity_only: bool = False                                     # every reason is a taint/affinity mismatch
@@ -51,8 +51,9 @@ class Assignment:
         return min((p.mode for p in self.pod_sets), default=FIT)
 
     @property
-    def borrow(self) -> bool:
-        return any(p.borrow for p in self.pod_sets)
+    def borrow(self) -> int:
+        """Assignment.Borrowing: the height of the smallest cohort subtree that fits the usage (0: none)."""
+        return max((p.borrow for p in self.pod_sets), default=0)
 
     def usage(self) -> dict[FlavorResource, int]:
         out: dict[FlavorResource, int] = {}
@@ -74,6 +75,8 @@ class ClusterQueueSpecView:
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str = "BorrowingOverPreemption"
+    # canPreemptWhileBorrowing: borrowWithinCohort is not Never, or fair sharing with reclaimWithinCohort
+    can_preempt_while_borrowing: bool = False
 
 
 def _taint_str(t: Any) -> str:
@@ -105,42 +108,65 @@ def flavor_mismatch(flavor: Any, pod_spec: Any) -> Optional[str]:
     return None
 
 
-def _rank(mode: int, borrow: bool, preference: str) -> int:
+# granular preemption modes (flavorassigner.go preemptionMode), worst to best; a flavor whose preemption
+# simulation finds no candidates (noPreemptionCandidates) is a Preempt assignment ranked below the others
+G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = 0, 1, 2, 3, 4
+_TO_MODE = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
+GranularMode = tuple[int, int]       # (preemption mode, borrowing level)
+WORST: GranularMode = (G_NO_FIT, 1 << 62)
+BEST: GranularMode = (G_FIT, 0)
+
+
+def is_preferred(a: GranularMode, b: GranularMode, preference: str) -> bool:
+    """flavorassigner.go isPreferred: is ``a`` better than ``b``? BorrowingOverPreemption compares the
+    preemption mode first (Fit > Reclaim > Preempt), then the borrowing level (lower is better);
+    PreemptionOverBorrowing the other way round."""
+    if a[0] == G_NO_FIT:
+        return False
+    if b[0] == G_NO_FIT:
+        return True
+    if (a[0] == G_NO_CANDIDATES) != (b[0] == G_NO_CANDIDATES):
+        return a[0] != G_NO_CANDIDATES
     if preference == "PreemptionOverBorrowing":
-        return {(FIT, False): 3, (PREEMPT, False): 2, (FIT, True): 1, (PREEMPT, True): 0}[(mode, borrow)]
-    return {(FIT, False): 3, (FIT, True): 2, (PREEMPT, False): 1, (PREEMPT, True): 0}[(mode, borrow)]
+        return a[1] < b[1] if a[1] != b[1] else a[0] > b[0]
+    return a[0] > b[0] if a[0] != b[0] else a[1] < b[1]
 
 
-def _should_try_next(mode: int, borrow: bool, spec: ClusterQueueSpecView) -> bool:
-    if mode == FIT and not borrow:
-        return False
-    if mode == FIT and borrow and spec.when_can_borrow == "MayStopSearch":
-        return False
-    if mode == PREEMPT and spec.when_can_preempt == "MayStopSearch" and (
-            not borrow or spec.when_can_borrow == "MayStopSearch"):
-        return False
-    return True
+def should_try_next_flavor(mode: GranularMode, spec: "ClusterQueueSpecView") -> bool:
+    """flavorassigner.go shouldTryNextFlavor."""
+    if mode[0] in (G_NO_FIT, G_NO_CANDIDATES):
+        return True
+    if mode[0] in (G_PREEMPT, G_RECLAIM) and spec.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode[1] != 0 and spec.when_can_borrow == "TryNextFlavor"
 
 
-PreemptionOracle = Callable[[FlavorResource, int], bool]   # can preemption free ``val`` of fr?
+# preemption_oracle.go SimulatePreemption: (possibility, borrowing level after the preemptions)
+PreemptionOracle = Callable[[FlavorResource, int], tuple[str, int]]
+_FROM_POSSIBILITY = {"NoCandidates": G_NO_CANDIDATES, "Preempt": G_PREEMPT, "Reclaim": G_RECLAIM}
 
 
 def fits_resource_quota(cq: Node, fr: FlavorResource, val: int, previous: int,
-                        oracle: PreemptionOracle) -> tuple[int, bool, str, bool]:
-    """(mode, borrow, message, exceeds max quota) for ``val`` = this podSet's request + ``previous``."""
+                        oracle: PreemptionOracle, can_preempt_while_borrowing: bool = False) -> tuple[int, int, str, bool]:
+    """flavorassigner.go fitsResourceQuota for ``val`` = this podSet's request + ``previous``: (granular mode,
+    borrowing level, message, exceeds max quota). A Preempt/Reclaim mode carries the level the preemption
+    oracle computes once the targets are gone (``borrowAfterPreemptions``)."""
     res, flavor = fr[1], fr[0]
     potential = cq.potential_available(fr)
     if val > potential:
         msg = (f"insufficient quota for {res} in flavor {flavor}, previously considered podsets requests "
                f"({resources.quantity(res, previous)}) + current podset request "
                f"({resources.quantity(res, val - previous)}) > maximum capacity ({resources.quantity(res, potential)})")
-        return NO_FIT, False, msg, True
-    borrow = cq.borrowing_with(fr, val) and cq.parent is not None
+        return G_NO_FIT, 0, msg, True
+    borrow, may_reclaim_in_hierarchy = cq.height_of_lowest_subtree_that_fits(fr, val)
     available = cq.available(fr)
     if val <= available:
-        return FIT, borrow, "", False
+        return G_FIT, borrow, "", False
     msg = f"insufficient unused quota for {res} in flavor {flavor}, {resources.quantity(res, val - available)} more needed"
-    return (PREEMPT if oracle(fr, val) else NO_FIT), borrow, msg, False
+    if val <= cq.nominal.get(fr, 0) or may_reclaim_in_hierarchy or can_preempt_while_borrowing:
+        possibility, borrow_after = oracle(fr, val)
+        return _FROM_POSSIBILITY[possibility], borrow_after, msg, False
+    return G_NO_FIT, borrow, msg, False
 
 
 def tas_requested(podset: Any, tas_only: bool) -> tuple[bool, bool]:
@@ -193,7 +219,7 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
                 continue
             covered, flavor_names = group
             wanted = [r for r in covered if r in req]
-            best: Optional[tuple[int, int, bool, str, dict]] = None
+            best: Optional[tuple[GranularMode, str, dict]] = None
             reasons: list[str] = []
             for fname in flavor_names:
                 mismatch = (tas_flavor_mismatch(flavors[fname], podset, tas, tas_only)
@@ -203,34 +229,38 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
                     reasons.append(mismatch)
                     kinds.append("affinity")
                     continue
-                mode, borrow, usage = FIT, False, {}
+                rep: GranularMode = BEST
+                usage: dict[FlavorResource, int] = {}
                 for r in wanted:
                     fr = (fname, r)
                     prev = assigned.get(fr, 0)
-                    m, b, msg, exceeds = fits_resource_quota(cq, fr, req[r] + prev, prev, oracle)
+                    m, b, msg, exceeds = fits_resource_quota(cq, fr, req[r] + prev, prev, oracle,
+                                                             spec.can_preempt_while_borrowing)
                     if msg:
                         reasons.append(msg)
                         kinds.append("max" if exceeds else "quota")
-                    mode, borrow = min(mode, m), borrow or b
+                    if is_preferred(rep, (m, b), spec.preference):
+                        rep = (m, b)          # the flavor's representative mode is its worst resource's
                     usage[fr] = req[r]
-                if mode == NO_FIT:
+                if rep[0] == G_NO_FIT:
                     continue
-                rank = _rank(mode, borrow, spec.preference)
-                if best is None or rank > best[0]:
-                    best = (rank, mode, borrow, fname, usage)
-                if not _should_try_next(mode, borrow, spec):
+                if not should_try_next_flavor(rep, spec):
+                    best = (rep, fname, usage)
                     break
+                if best is None or is_preferred(rep, best[0], spec.preference):
+                    best = (rep, fname, usage)
             if best is None:
                 psa.mode = NO_FIT
                 psa.reasons += reasons
                 continue
-            _, mode, borrow, fname, usage = best
+            (gmode, level), fname, usage = best
+            mode = _TO_MODE[gmode]
             for r in wanted:
                 psa.flavors[r] = fname
             for fr, v in usage.items():
                 psa.usage[fr] = psa.usage.get(fr, 0) + v
                 assigned[fr] = assigned.get(fr, 0) + v
-            psa.mode, psa.borrow = min(psa.mode, mode), psa.borrow or borrow
+            psa.mode, psa.borrow = min(psa.mode, mode), max(psa.borrow, level)
             if mode != FIT:
                 psa.reasons += reasons
         psa.max_quota_only = bool(kinds) and all(k == "max" for k in kinds)

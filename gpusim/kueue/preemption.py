@@ -27,6 +27,8 @@ from .workload import (HUMAN_READABLE_PREEMPTION, IN_CLUSTER_QUEUE, IN_COHORT_FA
 
 TASFits = Callable[[list[Info]], bool]
 UNKNOWN = "UNKNOWN"
+# preemption/common PreemptionPossibility
+NO_CANDIDATES, PREEMPT_POSSIBLE, RECLAIM_POSSIBLE = "NoCandidates", "Preempt", "Reclaim"
 
 
 def preemption_message(preemptor_uid: str, preemptor_labels: dict[str, str], reason: str,
@@ -257,6 +259,21 @@ class Preemptor:
             self._restore(t.info)
         return removed
 
-    def oracle(self, wl: Info) -> Callable[[FlavorResource, int], bool]:
-        """preemption_oracle.go SimulatePreemption: could preemption make ``val`` of fr fit?"""
-        return lambda fr, val: bool(self.get_targets(wl, {fr: val}, {fr}, minimize=False))
+    def oracle(self, wl: Info) -> Callable[[FlavorResource, int], tuple[str, int]]:
+        """preemption_oracle.go SimulatePreemption for ``val`` of fr: (possibility, borrowing level). The
+        possibility is ``NoCandidates``, ``Preempt`` (a target is in the preemptor's ClusterQueue) or ``Reclaim``
+        (all targets are in other ClusterQueues); the level is FindHeightOfLowestSubtreeThatFits once the
+        targets are gone (before, when there are none)."""
+        def simulate(fr: FlavorResource, val: int) -> tuple[str, int]:
+            cq = self.nodes[wl.cq]
+            targets = self.get_targets(wl, {fr: val}, {fr})
+            if not targets:
+                return NO_CANDIDATES, cq.height_of_lowest_subtree_that_fits(fr, val)[0]
+            for t in targets:
+                self._remove(t.info)
+            borrow_after = cq.height_of_lowest_subtree_that_fits(fr, val)[0]
+            for t in targets:
+                self._restore(t.info)
+            same = any(t.info.cq == wl.cq for t in targets)
+            return (PREEMPT_POSSIBLE if same else RECLAIM_POSSIBLE), borrow_after
+        return simulate

@@ -131,13 +131,15 @@ class ClusterQueueQueue:
             old = self._inadmissible.get(info.signature)
             self._inadmissible[info.signature] = g if old is None else old.merge(g)
 
-    def requeue(self, info: Info, immediate: bool) -> None:
-        """After a failed nomination: StrictFIFO keeps the head (and blocks); BestEffortFIFO sets it aside
+    def requeue(self, info: Info, immediate: bool, namespace_mismatch: bool = False) -> None:
+        """After a failed nomination (cluster_queue.go RequeueIfNotPresent): StrictFIFO keeps the head (and
+        blocks) unless the workload's namespace does not match the selector, which sends it to the
+        inadmissible workloads in either strategy (RequeueReasonNamespaceMismatch); BestEffortFIFO sets it aside
         unless ``immediate`` (pending preemption, or it no longer fitted after another admission)."""
-        if self.strategy == "StrictFIFO":
+        if self.strategy == "StrictFIFO" and not namespace_mismatch:
             self.push(info)
             self.blocked = not immediate
-        elif immediate:
+        elif immediate and not namespace_mismatch:
             self.push(info)
         else:
             g = self._inadmissible.get(info.signature)

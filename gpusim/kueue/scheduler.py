@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+import simpy
+
 from ..api.kueue_x_k8s_io import Admission, KueueConfig, PodSetAssignment, RequeueState, Workload
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
@@ -54,6 +56,7 @@ NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
 NOT_READY_MSG = "Not all pods are ready or succeeded"
 READY_MSG = "All pods reached readiness and the workload is running"
 BACKOFF_JITTER = 0.0001                  # workload.go UpdateRequeueState: wait.Backoff Jitter
+CYCLE_PRIORITY = simpy.events.NORMAL + 1  # a cycle runs after every other event of its instant
 
 
 class Kueue:
@@ -69,7 +72,7 @@ class Kueue:
         self.cohort_nodes: dict[str, Node] = {}
         self._build_tree(objects.get("Cohort", []))
         self.queues = {n: ClusterQueueQueue(n, q.spec.queueing_strategy) for n, q in sorted(self.cluster_queues.items())}
-        self.specs = {n: self._spec_view(q) for n, q in self.cluster_queues.items()}
+        self.specs = {n: self._spec_view(q, config.fair_sharing) for n, q in self.cluster_queues.items()}
         self.admitted: dict[str, dict[str, Info]] = {n: {} for n in self.cluster_queues}
         self.workloads: dict[str, Info] = {}          # ns/name → Info (every workload Kueue tracks)
         self.jobs: dict[str, Any] = {}               # workload ns/name → owning Job
@@ -141,14 +144,18 @@ class Kueue:
                 compute_subtree(node)
 
     @staticmethod
-    def _spec_view(q: Any) -> ClusterQueueSpecView:
+    def _spec_view(q: Any, fair_sharing: bool) -> ClusterQueueSpecView:
         f = q.spec.flavor_fungibility
+        p = q.spec.preemption
+        bwc = p.borrow_within_cohort
+        while_borrowing = (bwc is not None and bwc.policy not in (None, "", "Never")) or (
+            fair_sharing and p.reclaim_within_cohort != "Never")
         aliases = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}   # v1beta1 deprecated values
         return ClusterQueueSpecView([(list(g.covered_resources), [fq.name for fq in g.flavors])
                                      for g in q.spec.resource_groups],
                                     aliases.get(f.when_can_borrow, f.when_can_borrow),
                                     aliases.get(f.when_can_preempt, f.when_can_preempt),
-                                    f.preference or "BorrowingOverPreemption")
+                                    f.preference or "BorrowingOverPreemption", while_borrowing)
 
     # --- workload events ---------------------------------------------------------------------------------
     def _workload_loop(self):
@@ -226,12 +233,18 @@ class Kueue:
 
     # --- the scheduling loop -----------------------------------------------------------------------------
     def kick(self) -> None:
-        """Run scheduling cycles at this instant, once all events of this instant were delivered."""
+        """Run scheduling cycles at this instant, once all events of this instant were delivered: the cycle
+        event has a priority below simpy's NORMAL, so every workload created at this instant (also those whose
+        watch events are delivered after this call) is in the queues when the first cycle takes the heads, as
+        upstream's queue manager holds them all before ``schedule`` runs (scheduler.go)."""
         if self._kicked:
             return
         self._kicked = True
-        t = self.ctx.env.timeout(0)
-        t.callbacks.append(lambda _e: self._run_cycles())
+        env = self.ctx.env
+        ev = env.event()
+        ev.callbacks.append(lambda _e: self._run_cycles())
+        ev._ok, ev._value = True, None      # a triggered event, as simpy's Timeout sets it
+        env.schedule(ev, CYCLE_PRIORITY)
 
     def _run_cycles(self) -> None:
         self._kicked = False
@@ -314,7 +327,8 @@ class Kueue:
         else:
             def key(e):
                 info, a, _ = e
-                return (a.borrow if a is not None else True, -info.priority, info.queued_at, info.seq)
+                # entryOrdering: the borrowing level (Assignment.Borrows), then priority, then FIFO
+                return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
         entries.sort(key=key)
         preempting_roots: set[int] = set()
         for info, a, msg in entries:
@@ -323,15 +337,12 @@ class Kueue:
             if a is None or a.mode == NO_FIT:
                 reason = PENDING if a is None else self._pending_reason(a)
                 self._set_pending(info, reason, msg)
-                q.requeue(info, immediate=False)
-                continue
-            root = id(node.root())
-            if node.parent is not None and root in preempting_roots:
-                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
-                q.requeue(info, immediate=True)
+                q.requeue(info, immediate=False, namespace_mismatch=a is None)
                 continue
             usage = a.usage()
+            targets = []
             if a.mode == PREEMPT:
+                # scheduler.go: a Preempt entry without candidates is skipped before the cohort checks
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
                 targets = self.preemptor.get_targets(info, usage, frs, tas_fits=self._tas_fits(a))
                 if not targets:
@@ -340,6 +351,12 @@ class Kueue:
                     self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
                     q.requeue(info, immediate=False)
                     continue
+            root = id(node.root())
+            if node.parent is not None and root in preempting_roots:
+                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
+                q.requeue(info, immediate=True)
+                continue
+            if a.mode == PREEMPT:
                 for t in targets:
                     self._preempt(t.info, info, t.reason)
                 preempting_roots.add(root)
