@@ -133,6 +133,13 @@ def preemptable(pod) -> bool:
     return True
 
 
+def task_role(pod, key: str) -> str:
+    """getTaskRole (vc:pkg/scheduler/api/task_info.go, master): the non-empty ``volcano.sh/task-spec``
+    annotation, else the non-empty label of that name (the job controller sets both; a pod built by
+    hand often carries only the label), else ""."""
+    return pod.metadata.annotations.get(key) or pod.metadata.labels.get(key) or ""
+
+
 @dataclass
 class TaskInfo:
     uid: str
@@ -161,7 +168,7 @@ class TaskInfo:
             index = 0
         return TaskInfo(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace, job, pod, pod_status(pod),
                         req, pod.spec.node_name or "", pod.spec.priority or 0, preemptable(pod),
-                        ann.get(TASK_SPEC_KEY, ""), index)
+                        task_role(pod, TASK_SPEC_KEY), index)
 
     @property
     def best_effort(self) -> bool:
@@ -297,6 +304,43 @@ class JobInfo:
 
     def check_task_min_available_pipelined(self) -> bool:
         return self._per_task((PIPELINED, *ALLOCATED_STATUSES, SUCCEEDED), True)
+
+    def fit_failed_roles(self) -> set[str]:
+        """FitFailedRoles (job_info.go, master) for the job's single sub-job: the roles of tasks that have
+        fit errors this session."""
+        return {self.tasks[uid].task_role for uid in self.nodes_fit_errors if uid in self.tasks}
+
+    def task_has_fit_errors(self, t: TaskInfo) -> bool:
+        """TaskHasFitErrors: a task with a role whose role already failed the predicates (no role: no cache)."""
+        return bool(t.task_role) and t.task_role in self.fit_failed_roles()
+
+    def allocated_roles(self) -> dict[str, int]:
+        """getJobAllocatedRoles: per role, allocated (Bound, Binding, Running, Allocated) and Succeeded tasks plus
+        pending best-effort ones."""
+        counts: dict[str, int] = {}
+        for s in (*ALLOCATED_STATUSES, SUCCEEDED):
+            for t in self.index.get(s, {}).values():
+                counts[t.task_role] = counts.get(t.task_role, 0) + 1
+        for t in self.index.get(PENDING, {}).values():
+            if t.best_effort:
+                counts[t.task_role] = counts.get(t.task_role, 0) + 1
+        return counts
+
+    def need_continue_allocating(self) -> bool:
+        """NeedContinueAllocating (job_info.go, master; called by allocate when a task fits no node): go on to
+        the job's other tasks unless that cannot make the job ready. Never when minAvailable covers every task
+        (upstream checks the job, then its default sub-job whose minimum is the job's); when minAvailable is below
+        the sum of the per-task minimums: ready tasks + pending tasks of roles that have not failed ≥
+        minAvailable; otherwise no failed role with a minimum may have fewer allocated tasks than that minimum.
+        (Sub-group policies, where upstream always continues, are not modelled.)"""
+        if self.min_available >= len(self.tasks):
+            return False
+        failed = self.fit_failed_roles()
+        if self.min_available < sum(self.task_min_available.values()):
+            left = sum(1 for t in self.index.get(PENDING, {}).values() if t.task_role not in failed)
+            return self.ready_task_num() + left >= self.min_available
+        allocated = self.allocated_roles()
+        return all(allocated.get(role, 0) >= self.task_min_available.get(role, 0) for role in failed)
 
     def task_scheduling_reason(self, t: TaskInfo) -> tuple[str, str]:
         """TaskSchedulingReason: (reason, message) from the task's last transaction."""

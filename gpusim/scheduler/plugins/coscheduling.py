@@ -9,6 +9,8 @@ KubeSchedulerConfiguration enables it as upstream's manifests/coscheduling/sched
   timestamp); then ``namespace/name``. Siblings therefore come out of activeQ together.
 - PreFilter (UnschedulableAndUnresolvable): group in backoff → "podGroup <ns/pg> failed recently";
   fewer labelled pods than minMember → "pre-filter pod <pod> cannot find enough sibling pods, ...";
+  enough pods but fewer than minMember without ``schedulingGates`` → "pre-filter pod <pod> cannot proceed due
+  to gated pods in the same PodGroup" (kubernetes-sigs/scheduler-plugins#952, merged March 2026);
   ``minResources`` (plus ``pods: minMember``) not covered by the cluster's free resources, this
   group's own pods not counted → "resource gap: <remaining>". A group passing the resource check is
   remembered for the schedule timeout.
@@ -135,11 +137,17 @@ class Coscheduling:
         full = group_full_name(pod)
         if self.backed_off.get(full, -1.0) > self._now:
             return None, Status.new(Code.UnschedulableAndUnresolvable, f"podGroup {full} failed recently")
-        count = len(self._siblings(pod))
+        siblings = self._siblings(pod)
+        count = len(siblings)
         if count < pg.spec.min_member:
             return None, Status.new(Code.UnschedulableAndUnresolvable,
                                     f"pre-filter pod {pod.metadata.name} cannot find enough sibling pods, "
                                     f"current pods number: {count}, minMember of group: {pg.spec.min_member}")
+        # scheduler-plugins#952: gated siblings cannot be scheduled yet, so they do not count toward the quorum
+        if sum(1 for p in siblings if not p.spec.scheduling_gates) < pg.spec.min_member:
+            return None, Status.new(Code.UnschedulableAndUnresolvable,
+                                    f"pre-filter pod {pod.metadata.name} cannot proceed due to gated pods in the "
+                                    "same PodGroup")
         if pg.spec.min_resources is None or self.permitted.get(full, -1.0) > self._now:
             return None, Status()
         need = {k: to_units(k, parse_quantity(v)) for k, v in pg.spec.min_resources.items()}

@@ -5,6 +5,11 @@ enqueue is configured, else moved to Inqueue; jobs failing JobValid skipped), it
 (best-effort tasks are left to backfill). Per task: Allocatable(queue, task); nodes that pass the resource
 check (request ≤ future idle: "Insufficient <res>") and the predicates; idle nodes first, else nodes whose
 resources are being released; the best by node order (ties: random); Allocate on idle, else Pipeline.
+A task whose role (``volcano.sh/task-spec``) already fit no node this session is skipped ("Task <name> with role
+spec <role> has already predicated failed, skip"); a task that fits no node ends the job's turn unless
+``JobInfo.NeedContinueAllocating`` says the job can still become ready without it, then the next task is tried
+(volcano#3430, in v1.10 via #3629; the role cache is off for tasks without a role since #3649; a PrePredicate
+failure takes the same path since #5528, v1.15).
 The statement is committed (pods bound) only if JobReady, kept if JobPipelined, else discarded: gang
 scheduling is all-or-nothing.
 
@@ -57,6 +62,16 @@ def best_node(ssn, task, nodes: list):
             ties = [n for n in group if scores[n.name] == top]
             return ties[0] if len(ties) == 1 else ssn.rng.choice(ties)
     return None
+
+
+def skip_failed_role(job, task) -> bool:
+    """allocateResourcesForTasks' role cache (master): a task whose role already fit no node this session is
+    not predicated again; its fit error says so."""
+    if not job.task_has_fit_errors(task):
+        return False
+    job.nodes_fit_errors[task.uid] = FitErrors(
+        err=f"Task {task.name} with role spec {task.task_role} has already predicated failed, skip")
+    return True
 
 
 def execute(ssn) -> None:
@@ -115,16 +130,19 @@ def execute(ssn) -> None:
                 ssn.trace("allocate.(*Action).Execute", f"Pod {task.ref}",
                           f"Queue <{q.name}> is overused when considering task <{task.name}>, ignore it.")
                 continue
+            if skip_failed_role(job, task):
+                continue
             nodes, fe = predicate_nodes(ssn, task)
             if not nodes:
                 job.nodes_fit_errors[task.uid] = fe
+                if job.need_continue_allocating():
+                    continue
                 break
             if topology is not None:
                 task.job_allocated_hyper_node = allocated
             node = best_node(ssn, task, nodes)
             if node is None:
-                job.nodes_fit_errors[task.uid] = fe
-                break
+                continue
             if less_equal(task.resreq, node.idle):
                 stmt.allocate(task, node)
             else:
@@ -165,11 +183,15 @@ def allocate_for_tasks(ssn, queue, job, tasks: PriorityQueue, nodes: list, hyper
             ssn.trace("allocate.(*Action).Execute", f"Pod {task.ref}",
                       f"Queue <{queue.name}> is overused when considering task <{task.name}>, ignore it.")
             continue
+        if skip_failed_role(job, task):
+            continue
         ok, fe = predicate_nodes(ssn, task, nodes)
         if not ok:
             if hyper_node != CLUSTER_TOP:
                 fe.hyper_node = hyper_node
             job.nodes_fit_errors[task.uid] = fe
+            if job.need_continue_allocating():
+                continue
             break
         task.job_allocated_hyper_node = allocated
         node = best_node(ssn, task, ok)

@@ -1,9 +1,14 @@
 """preempt (mirrors volcano-sh/volcano pkg/scheduler/actions/preempt/preempt.go), between jobs of the same
 queue: a starving job's pending task may evict Running, preemptable (``volcano.sh/preemptable`` absent or
 true) tasks of other jobs in its queue that the Preemptable plugins allow (priority: lower job priority; gang:
-a job keeps minAvailable; drf: shares; conformance: no critical pods), in BuildVictimsPriorityQueue order, on
-the first node (sorted by name) where that frees enough; the task is pipelined there. The statement is committed if
-the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated. A job with a
+a job keeps minAvailable; drf: shares; conformance: no critical pods), in BuildVictimsPriorityQueue order, until
+the preemptor fits (``preemptorFitsOnNode``: its queue's Allocatable, the node's future idle resources and the
+predicates); on the first node (sorted by name) where it then fits the task is pipelined, and only that node's
+evictions join the job's statement: a node where it still does not fit gets its evictions discarded (upstream's
+per-node statement of volcano#5010, merged to master in February 2026; before it a node's evictions stayed in the
+job's statement even where the preemptor then did not fit). Upstream tries the nodes by node-order score; gpusim
+by name. A preemptor whose ``preemptionPolicy`` is ``Never`` does not preempt (taskEligibleToPreempt; its
+nominated-node check is not modelled). The statement is committed if the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated. A job with a
 ``networkTopology`` does not preempt (upstream skips it: volcano-sh/volcano issue 4374)."""
 from __future__ import annotations
 
@@ -13,7 +18,21 @@ from ..framework import PriorityQueue, Statement
 NAME = "preempt"
 
 
+def preemptor_fits_on_node(ssn, queue, preemptor, node) -> bool:
+    """preemptorFitsOnNode (preempt.go, master): the preemptor's queue admits it (Allocatable), its request fits
+    the node's future idle resources, and the predicates pass."""
+    return (ssn.allocatable(queue, preemptor) and less_equal(preemptor.resreq, node.future_idle())
+            and not ssn.predicate_fn(preemptor, node))
+
+
 def _preempt(ssn, stmt: Statement, preemptor, job) -> bool:
+    """normalPreempt: per node, evictions go to a statement of their own; they are merged into ``stmt`` with the
+    preemptor's pipeline only on the node where it then fits, and discarded on every other node."""
+    if preemptor.pod.spec.preemption_policy == "Never":    # taskEligibleToPreempt (volcano#3642)
+        ssn.trace("preempt.(*Action).preempt", f"Pod {preemptor.ref}",
+                  "not eligible to preempt other tasks due to preemptionPolicy is Never")
+        return False
+    queue = ssn.queues[job.queue]
     for node in ssn.nodes.values():
         if ssn.predicate_fn(preemptor, node):
             continue
@@ -29,14 +48,22 @@ def _preempt(ssn, stmt: Statement, preemptor, job) -> bool:
         freeable = add(node.future_idle(), resource())
         for v in victims:
             add(freeable, v.resreq)
-        if not victims or not less_equal(preemptor.resreq, freeable):
+        if not victims or not less_equal(preemptor.resreq, freeable):     # util.ValidateVictims
             continue
+        node_stmt = Statement(ssn)
         order = ssn.build_victims_priority_queue(victims, preemptor)
-        while not order.empty() and not less_equal(preemptor.resreq, node.future_idle()):
-            stmt.evict(order.pop(), "preempt")
-        if less_equal(preemptor.resreq, node.future_idle()):
-            stmt.pipeline(preemptor, node)
+        fits = preemptor_fits_on_node(ssn, queue, preemptor, node)
+        while not order.empty() and not fits:
+            node_stmt.evict(order.pop(), "preempt")
+            fits = preemptor_fits_on_node(ssn, queue, preemptor, node)
+        if fits:
+            node_stmt.pipeline(preemptor, node)
+            stmt.merge(node_stmt)
             return True
+        if node_stmt.ops:
+            ssn.trace("preempt.(*Action).normalPreempt", f"Pod {preemptor.ref}", "Discard", node=node.name,
+                      victims=[t.ref for _, t, _ in node_stmt.ops])
+        node_stmt.discard()
     return False
 
 
