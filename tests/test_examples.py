@@ -17,7 +17,7 @@ from gpusim.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
-         "capacity-reclaim", "native-gang",
+         "capacity-reclaim", "native-gang", "native-gang-1.35",
          "volcano-gang", "volcano-queues", "volcano-hypernode",
          "kueue-fair-sharing", "kueue-tas"]
 

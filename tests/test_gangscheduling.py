@@ -1,6 +1,7 @@
-"""Alpha native gang scheduling (Kubernetes 1.35: Workload scheduling.k8s.io/v1alpha1, pod
+"""Alpha native gang scheduling in its Kubernetes 1.35 shape (Workload scheduling.k8s.io/v1alpha1, pod
 spec.workloadRef, the in-tree GangScheduling plugin), behind the feature gates GenericWorkload and
-GangScheduling."""
+GangScheduling; the Simulation's ``kubernetesVersion: "1.35"`` selects it. The 1.36 shape (v1alpha2
+Workload and PodGroup, spec.schedulingGroup) is tested in tests/test_gangscheduling_v1alpha2.py."""
 from __future__ import annotations
 
 import pytest
@@ -164,11 +165,11 @@ def test_gates_and_validation(docs, path, message):
     assert e.value.path == path and message in str(e.value)
 
 
-def test_example_native_gang():
-    """examples/native-gang.yaml: three workers time out in Permit every 300 s while the notebook holds a
+def test_example_native_gang_1_35():
+    """examples/native-gang-1.35.yaml: three workers time out in Permit every 300 s while the notebook holds a
     GPU; all four bind at the same instant once it ends, and none ran before."""
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "examples" / "native-gang.yaml"
+    path = Path(__file__).resolve().parents[1] / "examples" / "native-gang-1.35.yaml"
     sim = Simulation(load([str(path)]))
     r = sim.run()
     workers = [p for p in r.pods() if p.metadata.name.startswith("train-")]
@@ -189,7 +190,7 @@ def test_with_native_gang_alpha_turns_the_partial_start_into_an_all_or_nothing_s
     from gpusim.views.gang import with_native_gang_alpha
     from gpusim.workloads.training import training_report
     text = (Path(__file__).resolve().parents[1] / "examples" / "gang-partial-start.yaml").read_text()
-    r = gs.run(text=with_native_gang_alpha(text, "llm", 8))
+    r = gs.run(text=with_native_gang_alpha(text, "llm", 8, kubernetes_version="1.35"))
     assert r.scenario.simulation.spec.feature_gates == {"GenericWorkload": True, "GangScheduling": True}
     starts = {p.status.condition("PodScheduled").last_transition_time for p in r.pods()
               if p.metadata.name.startswith("llm-pretrain-")}

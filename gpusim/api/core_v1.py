@@ -161,6 +161,15 @@ class WorkloadReference:
 
 
 @dataclass
+class PodSchedulingGroup:
+    """``spec.schedulingGroup`` (alpha, 1.36, feature gate GenericWorkload; immutable; core/v1 types.go
+    PodSchedulingGroup): the ``scheduling.k8s.io/v1alpha2`` PodGroup (same namespace) the pod belongs to.
+    Replaces 1.35's ``spec.workloadRef``."""
+
+    pod_group_name: Optional[str] = None
+
+
+@dataclass
 class PodSpec:
     containers: list[Container] = field(default_factory=list, metadata={"required": True})
     init_containers: list[Container] = field(default_factory=list)
@@ -202,7 +211,8 @@ class PodSpec:
     scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
     resource_claims: Any = None
     resources: Optional[ResourceRequirements] = None    # pod-level resources (PodLevelResources, 1.34 beta on)
-    workload_ref: Optional[WorkloadReference] = None     # alpha (1.35): native gang scheduling
+    workload_ref: Optional[WorkloadReference] = None     # alpha (1.35 only): native gang scheduling
+    scheduling_group: Optional[PodSchedulingGroup] = None   # alpha (1.36): replaces workloadRef
 
 
 @dataclass

@@ -42,7 +42,8 @@ class SimulationSpec:
 
 
 # Alpha feature gates gpusim models: name → first Kubernetes minor that has it (pkg/features/kube_features.go).
-# GenericWorkload serves scheduling.k8s.io/v1alpha1 Workload and pod spec.workloadRef; GangScheduling adds the
+# GenericWorkload serves the native gang API — 1.35: scheduling.k8s.io/v1alpha1 Workload and pod spec.workloadRef;
+# 1.36: scheduling.k8s.io/v1alpha2 Workload and PodGroup and pod spec.schedulingGroup; GangScheduling adds the
 # in-tree GangScheduling plugin to the default profile. Both alpha (off by default) in 1.35 and 1.36.
 FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35)}
 # gpusim's own check: GangScheduling reads Workloads, which only exist with GenericWorkload (UNVERIFIED

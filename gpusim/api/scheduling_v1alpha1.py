@@ -1,7 +1,8 @@
 """``scheduling.k8s.io/v1alpha1`` Workload — **alpha** native gang scheduling, Kubernetes 1.35 shape
 (mirrors kubernetes staging/src/k8s.io/api/scheduling/v1alpha1/types.go, KEP-4671). Served only with
-the feature gate ``GenericWorkload`` (off by default); 1.36 reshaped it into v1alpha2 Workload +
-PodGroup, which gpusim does not model.
+the feature gate ``GenericWorkload`` (off by default) and only by 1.35 (the Simulation's
+``kubernetesVersion: "1.35"``): 1.36 replaced it with the v1alpha2 Workload and PodGroup
+(gpusim/api/scheduling_k8s_io_v1alpha2.py) and no longer serves v1alpha1.
 
 - spec.controllerRef ``{apiGroup, kind, name}`` (optional): the object that owns the workload, e.g. a Job.
 - spec.podGroups[] (1..8, immutable) ``{name, policy}``; policy is exactly one of ``basic: {}`` (no

@@ -22,6 +22,7 @@ from .policy_v1 import PodDisruptionBudget
 from .schema import cut, decode
 from .scheduling_v1 import PriorityClass
 from .scheduling_v1alpha1 import Workload
+from . import scheduling_k8s_io_v1alpha2 as schedv1alpha2
 from .scheduling_x_k8s_io_v1alpha1 import ElasticQuota, PodGroup
 from . import topology_node_k8s_io_v1alpha2 as nrt
 
@@ -35,7 +36,9 @@ KINDS: dict[tuple[str, str], type] = {
     ("nvidia.com/v1", "ClusterPolicy"): ClusterPolicy,
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): PodGroup,
     ("scheduling.x-k8s.io/v1alpha1", "ElasticQuota"): ElasticQuota,
-    ("scheduling.k8s.io/v1alpha1", "Workload"): Workload,   # alpha: needs featureGates.GenericWorkload
+    ("scheduling.k8s.io/v1alpha1", "Workload"): Workload,   # alpha, 1.35: needs featureGates.GenericWorkload
+    ("scheduling.k8s.io/v1alpha2", "Workload"): schedv1alpha2.Workload,   # alpha, 1.36: the same gate
+    ("scheduling.k8s.io/v1alpha2", "PodGroup"): schedv1alpha2.PodGroup,
     ("scheduling.volcano.sh/v1beta1", "Queue"): vcsched.Queue,
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): vcsched.PodGroup,
     ("batch.volcano.sh/v1alpha1", "Job"): vcbatch.Job,

@@ -28,7 +28,8 @@ from ..api.schema import cut, json_name
 from ..api.scheme import ObjectErrors, decode_document, is_namespaced, object_error, raise_all, resource_of
 from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota, validate_pod_group
 from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
-from ..api.scheduling_v1alpha1 import Workload, validate_workload
+from ..api.scheduling_v1alpha1 import validate_workload
+from ..api import scheduling_k8s_io_v1alpha2 as schedv1alpha2
 from ..api.quantity import MAX_AMOUNT
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND, validate_node_resource_topology
 from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
@@ -410,20 +411,7 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
     for pg in sc.pod_groups:
         raise_all(pg, sc.source(pg), validate_pod_group(pg))
-    generic_workload = sc.simulation.spec.feature_gates.get("GenericWorkload", False)
-    for w in sc.objects.get(Workload.RESOURCE, []):
-        if not generic_workload:
-            raise object_error(w, sc.source(w), "", f'no matches for kind "Workload" in version "{w.api_version}" (alpha: '
-                       "enable it with spec.featureGates.GenericWorkload: true in the Simulation)")
-        if w.metadata.namespace not in namespaces:
-            raise object_error(w, sc.source(w), "metadata.namespace", f'namespaces "{w.metadata.namespace}" not found')
-        raise_all(w, sc.source(w), validate_workload(w))
-    for obj, spec, path in [*((p, p.spec, "spec") for p in sc.pods),
-                            *((j, j.spec.template.spec, "spec.template.spec") for j in sc.jobs)]:
-        if spec.workload_ref is not None and not generic_workload:
-            raise object_error(obj, sc.source(obj), f"{path}.workloadRef", "Forbidden: alpha field; enable the feature gate "
-                       "GenericWorkload in the Simulation's spec.featureGates (a real apiserver drops the field "
-                       "silently when the gate is off)")
+    _check_native_gang(sc, namespaces)
     quota_of: dict[str, Any] = {}
     for eq in sc.objects.get("ElasticQuota", []):
         if eq.metadata.namespace not in namespaces:
@@ -513,3 +501,65 @@ def load_profiles(text: Optional[str] = None) -> dict[str, Any]:
     ``text``; without text, the default profile."""
     sc = load(texts=[("<profiles>", text)] if text is not None else [])
     return {p.scheduler_name: p for p in sc.scheduler_profiles}
+
+
+# Which scheduling.k8s.io version serves native gang scheduling in each release (KEP-4671): 1.35 serves
+# v1alpha1 (Workload.spec.podGroups, pod spec.workloadRef); 1.36 serves v1alpha2 (Workload.spec.podGroupTemplates,
+# PodGroup, pod spec.schedulingGroup) and no longer serves v1alpha1 (kubernetes/kubernetes#136976).
+NATIVE_GANG_VERSION = {"1.35": "scheduling.k8s.io/v1alpha1", "1.36": "scheduling.k8s.io/v1alpha2"}
+NATIVE_GANG_POD_FIELD = {"scheduling.k8s.io/v1alpha1": "workloadRef", "scheduling.k8s.io/v1alpha2": "schedulingGroup"}
+
+
+def _check_native_gang(sc: Scenario, namespaces: Any) -> None:
+    """The alpha GenericWorkload objects and pod fields: gate on, the API version the release serves (an
+    apiserver answers 'no matches for kind' for a version it does not serve), namespace, validation."""
+    version = sc.simulation.spec.kubernetes_version
+    served = NATIVE_GANG_VERSION.get(version)
+    generic_workload = sc.simulation.spec.feature_gates.get("GenericWorkload", False)
+    objs = [*sc.objects.get("Workload.scheduling.k8s.io", []), *sc.objects.get(schedv1alpha2.PodGroup.RESOURCE, [])]
+    for obj in objs:
+        if not generic_workload:
+            raise object_error(obj, sc.source(obj), "", f'no matches for kind "{obj.kind}" in version "{obj.api_version}" '
+                       "(alpha: enable it with spec.featureGates.GenericWorkload: true in the Simulation)")
+        if obj.api_version != served:
+            hint = (f"Kubernetes {version} serves {served}" if served else
+                    f"Kubernetes {version} has no native gang scheduling API")
+            if obj.api_version == "scheduling.k8s.io/v1alpha1":
+                hint += (": write a scheduling.k8s.io/v1alpha2 PodGroup (spec.schedulingPolicy) that the pods name in "
+                         "spec.schedulingGroup.podGroupName, and optionally a v1alpha2 Workload (spec.podGroupTemplates)")
+            elif served:
+                hint += (": write a scheduling.k8s.io/v1alpha1 Workload (spec.podGroups) that the pods name in "
+                         'spec.workloadRef, or set the Simulation\'s spec.kubernetesVersion: "1.36"')
+            raise object_error(obj, sc.source(obj), "", f'no matches for kind "{obj.kind}" in version '
+                               f'"{obj.api_version}" ({hint})')
+        if obj.metadata.namespace not in namespaces:
+            raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
+        if obj.api_version == "scheduling.k8s.io/v1alpha1":
+            raise_all(obj, sc.source(obj), validate_workload(obj))
+        elif obj.kind == "Workload":
+            raise_all(obj, sc.source(obj), schedv1alpha2.validate_workload(obj))
+        else:
+            raise_all(obj, sc.source(obj), schedv1alpha2.validate_pod_group(obj))
+    for obj, spec, path in [*((p, p.spec, "spec") for p in sc.pods),
+                            *((j, j.spec.template.spec, "spec.template.spec") for j in sc.jobs)]:
+        for name, value in (("workloadRef", spec.workload_ref), ("schedulingGroup", spec.scheduling_group)):
+            if value is None:
+                continue
+            if not generic_workload:
+                raise object_error(obj, sc.source(obj), f"{path}.{name}", "Forbidden: alpha field; enable the feature "
+                           "gate GenericWorkload in the Simulation's spec.featureGates (a real apiserver drops the "
+                           "field silently when the gate is off)")
+            field_of_release = NATIVE_GANG_POD_FIELD.get(served or "")
+            if name != field_of_release:
+                other = ("; Kubernetes 1.36 replaced it with spec.schedulingGroup.podGroupName naming a "
+                         "scheduling.k8s.io/v1alpha2 PodGroup" if name == "workloadRef" else
+                         "; it exists from Kubernetes 1.36 on (1.35 has spec.workloadRef)")
+                raise object_error(obj, sc.source(obj), f"{path}.{name}", f"Forbidden: Kubernetes {version} has no "
+                                   f"field {name}{other}")
+        group = spec.scheduling_group
+        if group is not None:
+            # PodSchedulingGroup: exactly one member, podGroupName, a DNS subdomain (core/v1 types.go)
+            gpath = f"{path}.schedulingGroup.podGroupName"
+            if not group.pod_group_name:
+                raise object_error(obj, sc.source(obj), gpath, "Required value")
+            raise_all(obj, sc.source(obj), validate_name(group.pod_group_name, gpath))

@@ -1,6 +1,6 @@
 """Helpers for the gang-scheduling chapter and lab: turn a scenario into a Coscheduling one,
 summarise what a training group did, and follow a gang's pods through Permit (Coscheduling, or the
-alpha native GangScheduling with ``workload=``). Reads records; never drives the simulation."""
+alpha native GangScheduling with ``workload=``, the PodGroup or 1.35 Workload). Reads records; never drives the simulation."""
 from __future__ import annotations
 
 from typing import Optional
@@ -41,11 +41,13 @@ def with_coscheduling(text: str, group: str, min_member: int, timeout: Optional[
     return yaml.safe_dump_all(docs + [profile, pod_group], sort_keys=False)
 
 
-def with_native_gang_alpha(text: str, workload: str, min_count: int, kubernetes_version: str = "1.35") -> str:
-    """**Alpha** (Kubernetes 1.35 native gang scheduling): the scenario with the feature gates
-    GenericWorkload and GangScheduling on (in its Simulation, created if absent), a
-    ``scheduling.k8s.io/v1alpha1`` Workload ``workload`` whose pod group ``workers`` has
-    ``gang.minCount``, and every Job's pod template pointing at it (``spec.workloadRef``)."""
+def with_native_gang_alpha(text: str, workload: str, min_count: int, kubernetes_version: str = "1.36") -> str:
+    """**Alpha** native gang scheduling: the scenario with the feature gates GenericWorkload and GangScheduling
+    on (in its Simulation, created if absent) and every Job's pods in one gang of ``gang.minCount``. Kubernetes
+    1.36 (default): a ``scheduling.k8s.io/v1alpha2`` Workload ``workload`` with the pod group template
+    ``workers``, the PodGroup ``workload`` made from it, and the pod templates' ``spec.schedulingGroup``.
+    ``kubernetes_version="1.35"``: a ``v1alpha1`` Workload whose pod group ``workers`` has the policy, and
+    ``spec.workloadRef``."""
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
     sim = next((d for d in docs if d.get("kind") == "Simulation"), None)
     if sim is None:
@@ -55,12 +57,23 @@ def with_native_gang_alpha(text: str, workload: str, min_count: int, kubernetes_
     sim["spec"] = spec
     spec["kubernetesVersion"] = kubernetes_version
     spec.setdefault("featureGates", {}).update({"GenericWorkload": True, "GangScheduling": True})
+    policy = {"gang": {"minCount": min_count}}
+    if kubernetes_version == "1.35":
+        ref = {"workloadRef": {"name": workload, "podGroup": "workers"}}
+        extra = [{"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": workload},
+                  "spec": {"podGroups": [{"name": "workers", "policy": policy}]}}]
+    else:
+        ref = {"schedulingGroup": {"podGroupName": workload}}
+        extra = [{"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": workload},
+                  "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": policy}]}},
+                 {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": workload},
+                  "spec": {"podGroupTemplateRef": {"workload": {"workloadName": workload,
+                                                                "podGroupTemplateName": "workers"}},
+                           "schedulingPolicy": policy}}]
     for d in docs:
         if d.get("kind") == "Job":
-            d["spec"]["template"]["spec"]["workloadRef"] = {"name": workload, "podGroup": "workers"}
-    wl = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": workload},
-          "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": min_count}}}]}}
-    return yaml.safe_dump_all(docs + [wl], sort_keys=False)
+            d["spec"]["template"]["spec"].update(ref)
+    return yaml.safe_dump_all(docs + extra, sort_keys=False)
 
 
 def training_summary(result) -> str:
@@ -91,12 +104,14 @@ PERMIT_COLORS = {"pending": "#d9d9d9", "permit-wait": "#fdae6b", "bound": "#9eca
 
 def gang_pods(result, group: str = "", namespace: str = "default", workload: str = "") -> list:
     """The gang's pods, by name: a Coscheduling PodGroup (label ``scheduling.x-k8s.io/pod-group``) or,
-    with ``workload``, the pods whose alpha ``spec.workloadRef.name`` is that Workload."""
+    with ``workload``, the pods of that native gang: alpha ``spec.schedulingGroup.podGroupName`` (1.36) or
+    ``spec.workloadRef.name`` (1.35) equal to it."""
     def member(p) -> bool:
         if p.metadata.namespace != namespace:
             return False
         if workload:
-            return p.spec.workload_ref is not None and p.spec.workload_ref.name == workload
+            sg, ref = p.spec.scheduling_group, p.spec.workload_ref
+            return (sg is not None and sg.pod_group_name == workload) or (ref is not None and ref.name == workload)
         return p.metadata.labels.get(POD_GROUP_LABEL) == group
     return sorted(result.api.list("Pod", member), key=lambda p: p.metadata.name)
 
