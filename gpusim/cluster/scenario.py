@@ -29,6 +29,7 @@ from ..api.scheme import ObjectErrors, decode_document, is_namespaced, object_er
 from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota, validate_pod_group
 from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
 from ..api.scheduling_v1alpha1 import Workload, validate_workload
+from ..api import resource_k8s_io_v1 as dra
 from ..api.quantity import MAX_AMOUNT
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND, validate_node_resource_topology
 from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
@@ -408,6 +409,7 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
     for pdb in sc.pdbs:
         raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
+    _validate_dra(sc, namespaces)
     for pg in sc.pod_groups:
         raise_all(pg, sc.source(pg), validate_pod_group(pg))
     generic_workload = sc.simulation.spec.feature_gates.get("GenericWorkload", False)
@@ -458,6 +460,19 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
 GPU_FAULTS = ("XidError", "NVLinkError")
 DOWNTIME_FAULTS = ("KubeletRestart", "DevicePluginCrash", "NodeDown", "DriverFailure", "ToolkitFailure",
                    "RuntimeClassMissing")
+
+
+def _validate_dra(sc: Scenario, namespaces: set[str]) -> None:
+    """resource.k8s.io/v1 objects: per-object validation; claims and templates live in existing namespaces."""
+    validators = {dra.DeviceClass.RESOURCE: dra.validate_device_class, dra.ResourceClaim.RESOURCE:
+                  dra.validate_resource_claim, dra.ResourceClaimTemplate.RESOURCE: dra.validate_resource_claim_template,
+                  dra.ResourceSlice.RESOURCE: dra.validate_resource_slice}
+    for resource, validate in validators.items():
+        for obj in sc.objects.get(resource, []):
+            if is_namespaced(obj) and obj.metadata.namespace not in namespaces:
+                raise object_error(obj, sc.source(obj), "metadata.namespace",
+                                   f'namespaces "{obj.metadata.namespace}" not found')
+            raise_all(obj, sc.source(obj), validate(obj))
 
 
 def _validate_fault(sc: Scenario, fault: Fault, nodes: set[str]) -> None:

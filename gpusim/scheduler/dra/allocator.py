@@ -1,0 +1,185 @@
+"""The structured-parameters allocator (mirrors kubernetes
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go, reached through
+structured/allocator.go ``NewAllocator(...).Allocate(node, claims)``).
+
+For one node it picks, for every request of every claim, devices from the ResourceSlices usable on that node:
+- slices: ``nodeName`` equal to the node, or ``allNodes``; per (driver, pool) only the slices of the highest
+  ``pool.generation`` count (GatherPools); an incomplete pool (fewer slices than ``resourceSliceCount``)
+  cannot serve ``All`` requests;
+- order: pools by (driver, pool name), slices by name, devices in slice order: first fit, as upstream;
+- a device matches when every selector of its DeviceClass and of the request evaluates to true (CEL);
+- ``ExactCount`` takes ``count`` devices, ``All`` takes every matching device and needs at least one and none
+  in use; ``firstAvailable`` tries the sub-requests in order (result request ``<request>/<subrequest>``);
+- a device already allocated to another claim, or picked for an earlier request of the same pod, is not
+  taken again, except with ``adminAccess``;
+- search: depth first over requests and their devices with backtracking, as upstream's ``allocateOne``, so a
+  later request can still succeed when an earlier one could have used another device.
+Not modelled: constraints (matchAttribute/distinctAttribute), partitionable devices (counters), consumable
+capacity, device taints, binding conditions: those fields load but are ignored here.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from ...api.resource_k8s_io_v1 import (DEVICE_ALLOCATION_MODE_ALL, AllocationResult, Device, DeviceAllocationResult,
+                                       DeviceClass, DeviceRequestAllocationResult, ResourceClaim, ResourceSlice,
+                                       allocation_mode, request_count)
+from .cel import CELError, compile_selector
+
+DeviceID = tuple[str, str, str]   # driver, pool, device
+
+
+class AllocationError(Exception):
+    """A claim cannot be handled at all (missing class, CEL error): the plugin turns it into an Error status."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    driver: str
+    pool: str
+    device: Device
+
+    @property
+    def id(self) -> DeviceID:
+        return self.driver, self.pool, self.device.name
+
+
+@dataclass(frozen=True)
+class Pool:
+    driver: str
+    name: str
+    slices: tuple[ResourceSlice, ...]
+    incomplete: bool
+
+
+def gather_pools(slices: list[ResourceSlice], node: str) -> list[Pool]:
+    """GatherPools: the pools usable on ``node``, newest generation only, in (driver, name) order."""
+    by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in slices:
+        if s.spec.all_nodes or s.spec.node_name == node:
+            by_pool.setdefault((s.spec.driver, s.spec.pool.name), []).append(s)
+    pools = []
+    for (driver, name), group in sorted(by_pool.items()):
+        gen = max(s.spec.pool.generation for s in group)
+        current = sorted((s for s in group if s.spec.pool.generation == gen), key=lambda s: s.metadata.name)
+        pools.append(Pool(driver, name, tuple(current), len(current) < current[0].spec.pool.resource_slice_count))
+    return pools
+
+
+@dataclass
+class _Slot:
+    """One request (or the chosen sub-request) of one claim."""
+
+    claim: int
+    request: str          # result name: "<request>" or "<request>/<subrequest>"
+    class_name: str
+    selectors: tuple[str, ...]
+    mode: str
+    count: int
+    admin: bool
+
+
+class Allocator:
+    """Allocator for one scheduling cycle: classes, slices and the devices already in use."""
+
+    def __init__(self, classes: dict[str, DeviceClass], slices: list[ResourceSlice], allocated: set[DeviceID]):
+        self.classes = classes
+        self.slices = slices
+        self.allocated = allocated
+
+    # --- matching -------------------------------------------------------------------------------------------
+    def _class(self, claim: ResourceClaim, request: str, name: str) -> DeviceClass:
+        dc = self.classes.get(name)
+        if dc is None:
+            raise AllocationError(f"request {request}: device class {name} does not exist")
+        return dc
+
+    def _matches(self, c: Candidate, slot: _Slot, claim: ResourceClaim) -> bool:
+        dc = self.classes[slot.class_name]
+        exprs = [s.cel.expression for s in dc.spec.selectors if s.cel] + list(slot.selectors)
+        for e in exprs:
+            try:
+                if not compile_selector(e).matches(c.driver, c.device):
+                    return False
+            except CELError as err:
+                raise AllocationError(f"claim {claim.metadata.namespace}/{claim.metadata.name}: selector "
+                                      f"{e!r}: {err}") from None
+        return True
+
+    # --- Allocate -------------------------------------------------------------------------------------------
+    def allocate(self, node: str, claims: list[ResourceClaim]) -> Optional[list[AllocationResult]]:
+        """One AllocationResult per claim (same order), or None when the node cannot satisfy them all."""
+        pools = gather_pools(self.slices, node)
+        candidates = [Candidate(p.driver, p.name, d) for p in pools for s in p.slices for d in s.spec.devices]
+        incomplete = {(p.driver, p.name) for p in pools if p.incomplete}
+        options: list[list[_Slot]] = []   # per request: its alternatives in order
+        for ci, claim in enumerate(claims):
+            for r in claim.spec.devices.requests:
+                if r.exactly is not None:
+                    e = r.exactly
+                    self._class(claim, r.name, e.device_class_name)
+                    options.append([_Slot(ci, r.name, e.device_class_name, tuple(s.cel.expression for s in e.selectors
+                                                                                 if s.cel), allocation_mode(e),
+                                          request_count(e), bool(e.admin_access))])
+                else:
+                    alts = []
+                    for sub in r.first_available:
+                        self._class(claim, f"{r.name}/{sub.name}", sub.device_class_name)
+                        alts.append(_Slot(ci, f"{r.name}/{sub.name}", sub.device_class_name,
+                                          tuple(s.cel.expression for s in sub.selectors if s.cel),
+                                          allocation_mode(sub), request_count(sub), False))
+                    options.append(alts)
+        picked: list[tuple[_Slot, Candidate]] = []
+        if not self._search(claims, options, 0, candidates, incomplete, set(), picked):
+            return None
+        results = [AllocationResult(DeviceAllocationResult([])) for _ in claims]
+        local = False
+        for slot, c in picked:
+            results[slot.claim].devices.results.append(DeviceRequestAllocationResult(
+                request=slot.request, driver=c.driver, pool=c.pool, device=c.device.name,
+                admin_access=True if slot.admin else None))
+            local = local or not any(s.spec.all_nodes for p in gather_pools(self.slices, node)
+                                     if (p.driver, p.name) == (c.driver, c.pool) for s in p.slices)
+        for r in results:
+            if local:   # node-local devices: the claim can only be used on this node
+                r.node_selector = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+        return results
+
+    def _search(self, claims, options, i, candidates, incomplete, taken, picked) -> bool:
+        if i == len(options):
+            return True
+        for slot in options[i]:
+            claim = claims[slot.claim]
+            usable = [c for c in candidates if self._matches(c, slot, claim)]
+            if slot.mode == DEVICE_ALLOCATION_MODE_ALL:
+                if not usable or any((c.driver, c.pool) in incomplete for c in usable):
+                    continue
+                if not slot.admin and any(c.id in self.allocated or c.id in taken for c in usable):
+                    continue
+                picked.extend((slot, c) for c in usable)
+                taken |= {c.id for c in usable}
+                if self._search(claims, options, i + 1, candidates, incomplete, taken, picked):
+                    return True
+                del picked[len(picked) - len(usable):]
+                taken -= {c.id for c in usable}
+                continue
+            free = [c for c in usable if slot.admin or (c.id not in self.allocated and c.id not in taken)]
+            for combo in _combinations(free, slot.count):
+                picked.extend((slot, c) for c in combo)
+                ids = {c.id for c in combo}
+                taken |= ids
+                if self._search(claims, options, i + 1, candidates, incomplete, taken, picked):
+                    return True
+                del picked[len(picked) - len(combo):]
+                taken -= ids
+        return False
+
+
+def _combinations(items: list[Candidate], k: int) -> Iterator[tuple[Candidate, ...]]:
+    """Device choices for one ExactCount request, first fit first (lexicographic over the candidate order)."""
+    if k > len(items):
+        return
+    yield from itertools.combinations(items, k)
