@@ -4,14 +4,16 @@ structured/allocator.go ``NewAllocator(...).Allocate(node, claims)``).
 
 For one node it picks, for every request of every claim, devices from the ResourceSlices usable on that node:
 - slices: ``nodeName`` equal to the node, or ``allNodes``; per (driver, pool) only the slices of the highest
-  ``pool.generation`` count (GatherPools); an incomplete pool (fewer slices than ``resourceSliceCount``)
-  cannot serve ``All`` requests;
+  ``pool.generation`` count (GatherPools); an ``All`` request on an incomplete pool (fewer slices than
+  ``resourceSliceCount``) is an error ("asks for all devices, but resource pool <driver>/<pool> is currently
+  being updated");
 - order: pools by (driver, pool name), slices by name, devices in slice order: first fit, as upstream;
 - a device matches when every selector of its DeviceClass and of the request evaluates to true (CEL);
 - ``ExactCount`` takes ``count`` devices, ``All`` takes every matching device and needs at least one and none
   in use; ``firstAvailable`` tries the sub-requests in order (result request ``<request>/<subrequest>``);
 - a device already allocated to another claim, or picked for an earlier request of the same pod, is not
-  taken again, except with ``adminAccess``;
+  taken again; a request with ``adminAccess`` may take devices in use by other claims (not those its own claim
+  already picked), and its picks leave the device free for others;
 - search: depth first over requests and their devices with backtracking, as upstream's ``allocateOne``, so a
   later request can still succeed when an earlier one could have used another device.
 Not modelled: constraints (matchAttribute/distinctAttribute), partitionable devices (counters), consumable
@@ -93,7 +95,7 @@ class Allocator:
     def _class(self, claim: ResourceClaim, request: str, name: str) -> DeviceClass:
         dc = self.classes.get(name)
         if dc is None:
-            raise AllocationError(f"request {request}: device class {name} does not exist")
+            raise AllocationError(f"claim {kobj(claim)}, request {request}: could not retrieve device class {name}")
         return dc
 
     def _matches(self, c: Candidate, slot: _Slot, claim: ResourceClaim) -> bool:
@@ -104,7 +106,7 @@ class Allocator:
                 if not compile_selector(e).matches(c.driver, c.device):
                     return False
             except CELError as err:
-                raise AllocationError(f"claim {claim.metadata.namespace}/{claim.metadata.name}: selector "
+                raise AllocationError(f"claim {kobj(claim)}: selector "
                                       f"{e!r}: {err}") from None
         return True
 
@@ -149,37 +151,42 @@ class Allocator:
         return results
 
     def _search(self, claims, options, i, candidates, incomplete, taken, picked) -> bool:
+        """allocateOne: request ``i`` and everything after it. ``taken`` holds (claim index or None, device): a
+        device picked without adminAccess is taken for everybody (None), any pick for its own claim."""
         if i == len(options):
             return True
         for slot in options[i]:
             claim = claims[slot.claim]
             usable = [c for c in candidates if self._matches(c, slot, claim)]
+
+            def free(c: Candidate) -> bool:
+                if (slot.claim, c.id) in taken:
+                    return False
+                return slot.admin or (c.id not in self.allocated and (None, c.id) not in taken)
+
             if slot.mode == DEVICE_ALLOCATION_MODE_ALL:
-                if not usable or any((c.driver, c.pool) in incomplete for c in usable):
+                for c in usable:
+                    if (c.driver, c.pool) in incomplete:
+                        raise AllocationError(f"claim {kobj(claim)}, request {slot.request}: asks for all devices, "
+                                              f"but resource pool {c.driver}/{c.pool} is currently being updated")
+                if not usable or not all(free(c) for c in usable):
                     continue
-                if not slot.admin and any(c.id in self.allocated or c.id in taken for c in usable):
-                    continue
-                picked.extend((slot, c) for c in usable)
-                taken |= {c.id for c in usable}
-                if self._search(claims, options, i + 1, candidates, incomplete, taken, picked):
-                    return True
-                del picked[len(picked) - len(usable):]
-                taken -= {c.id for c in usable}
-                continue
-            free = [c for c in usable if slot.admin or (c.id not in self.allocated and c.id not in taken)]
-            for combo in _combinations(free, slot.count):
+                choices: Iterator[tuple[Candidate, ...]] = iter([tuple(usable)])
+            else:
+                choices = itertools.combinations([c for c in usable if free(c)], slot.count)
+            for combo in choices:
+                marks = {(slot.claim, c.id) for c in combo} | ({(None, c.id) for c in combo} if not slot.admin else set())
+                new_marks = marks - taken
                 picked.extend((slot, c) for c in combo)
-                ids = {c.id for c in combo}
-                taken |= ids
+                taken |= new_marks
                 if self._search(claims, options, i + 1, candidates, incomplete, taken, picked):
                     return True
                 del picked[len(picked) - len(combo):]
-                taken -= ids
+                taken -= new_marks
         return False
 
 
-def _combinations(items: list[Candidate], k: int) -> Iterator[tuple[Candidate, ...]]:
-    """Device choices for one ExactCount request, first fit first (lexicographic over the candidate order)."""
-    if k > len(items):
-        return
-    yield from itertools.combinations(items, k)
+def kobj(obj) -> str:
+    """klog.KObj: ``namespace/name``, or the name alone for an object without a namespace."""
+    ns = obj.metadata.namespace
+    return f"{ns}/{obj.metadata.name}" if ns else obj.metadata.name
