@@ -420,6 +420,8 @@ NS = "apiVersion: resource.k8s.io/v1\n"
      "[{name: c, image: x}]}", "spec.resourceClaims[0]: Invalid value: must specify one of: `resourceClaimName`"),
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x, resources: "
      "{claims: [{name: gpu}]}}]}", 'spec.containers[0].resources.claims[0]: Not found: "gpu"'),
+    ("apiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {name: n}\nspec: {count: 1, gpu: {model: T4, "
+     "allocation: DRA}}", 'spec.gpu.allocation: Unsupported value: "DRA": supported values: "devicePlugin", "dra"'),
 ])
 def test_validation(doc, message):
     with pytest.raises(InputError) as e:
@@ -431,26 +433,17 @@ def test_validation(doc, message):
 SCENARIO = """apiVersion: gpusim.io/v1alpha1
 kind: NodePool
 metadata: {name: a100}
-spec: {count: 2, gpu: {model: A100-SXM4-80GB, count: 2}}
+spec: {count: 1, gpu: {model: A100-SXM4-80GB, count: 2, allocation: dra}}
 ---
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.example.com}
-spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: a100-1-gpu}
-spec:
-  driver: gpu.example.com
-  pool: {name: a100-1, generation: 1, resourceSliceCount: 1}
-  nodeName: a100-1
-  devices: [{name: gpu-0}, {name: gpu-1}]
+apiVersion: gpusim.io/v1alpha1
+kind: NodePool
+metadata: {name: plugin}
+spec: {count: 1, gpu: {model: A100-SXM4-80GB, count: 2}}
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: one-gpu}
-spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
 """ + "".join(f"""---
 apiVersion: v1
 kind: Pod
@@ -476,7 +469,7 @@ def test_end_to_end_claims_from_templates_allocate_then_free_devices():
     devices = {c.metadata.owner_references[0].name: [r.device for r in c.status.allocation.devices.results]
                for c in claims if c.status.allocation}
     assert devices == {"p0": ["gpu-0"], "p1": ["gpu-1"]}
-    assert {n: p.spec.node_name for n, p in pods.items()} == {"p0": "a100-1", "p1": "a100-1", "p2": ""}
+    assert {n: p.spec.node_name for n, p in pods.items()} == {"p0": "a100-0", "p1": "a100-0", "p2": ""}
     waiting = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedScheduling"]
     assert waiting[0] == ("0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are "
                           "available: 2 Preemption is not helpful for scheduling.")
@@ -485,6 +478,7 @@ def test_end_to_end_claims_from_templates_allocate_then_free_devices():
     assert {p.metadata.name: p.status.phase for p in sim.ctx.api.list("Pod")} == \
         {"p0": "Succeeded", "p1": "Succeeded", "p2": "Succeeded"}
     assert sim.ctx.api.list("ResourceClaim") == []
+    assert not any(h.end is None for h in sim.ctx.holdings)
 
 
 def test_end_to_end_is_deterministic():
@@ -493,3 +487,75 @@ def test_end_to_end_is_deterministic():
         sim.ctx.env.run(until=50)
         return sorted(c.metadata.name for c in sim.ctx.api.list("ResourceClaim"))
     assert names() == names()
+
+
+def test_node_side_driver_slice_device_class_and_prepared_cdi_devices():
+    sim = Simulation(load(texts=[("dra.yaml", SCENARIO)]))
+    sim.ctx.env.run(until=50)
+    # NVIDIA's DRA driver on the dra pool only: one slice, the chart's DeviceClass, no nvidia.com/gpu there
+    (sl,) = sim.ctx.api.list("ResourceSlice")
+    assert sl.metadata.name.startswith("a100-0-gpu.nvidia.com-") and len(sl.metadata.name) == len("a100-0-gpu.nvidia.com-") + 5
+    assert (sl.spec.driver, sl.spec.pool.name, sl.spec.node_name) == ("gpu.nvidia.com", "a100-0", "a100-0")
+    d = sl.spec.devices[0]
+    assert d.name == "gpu-0" and d.capacity["memory"].value == "80Gi"
+    assert {k: a.value() for k, a in d.attributes.items() if k != "uuid"} == {
+        "type": "gpu", "productName": "NVIDIA A100-SXM4-80GB", "architecture": "Ampere",
+        "cudaComputeCapability": "8.0.0", "driverVersion": "580.95.5"}
+    assert d.attributes["uuid"].string == sim.ctx.topology.uuids["a100-0"][0]
+    (dc,) = sim.ctx.api.list("DeviceClass")
+    assert dc.spec.selectors[0].cel.expression == ("device.driver == 'gpu.nvidia.com' && "
+                                                   "device.attributes['gpu.nvidia.com'].type == 'gpu'")
+    nodes = {n.metadata.name: n.status.allocatable.get("nvidia.com/gpu") for n in sim.ctx.api.list("Node")}
+    assert nodes == {"a100-0": None, "plugin-0": "2"}
+    # the kubelet prepared the claims: CDI ids per container, the GPUs held by the pods
+    kl = sim.kubelets["a100-0"]
+    pods = {p.metadata.name: p.metadata.uid for p in sim.ctx.api.list("Pod")}
+    assert kl.dra_cdi_devices[pods["p0"]] == {"c": ["k8s.gpu.nvidia.com/device=gpu-0"]}
+    assert kl.dra_cdi_devices[pods["p1"]] == {"c": ["k8s.gpu.nvidia.com/device=gpu-1"]}
+    held = sorted((h.pod, h.device) for h in sim.ctx.holdings if h.end is None)
+    assert held == [("p0", sim.ctx.topology.uuids["a100-0"][0]), ("p1", sim.ctx.topology.uuids["a100-0"][1])]
+    sim.ctx.env.run(until=150)
+    # p0 and p1 ended: unprepared, claims deleted, p2 got gpu-0
+    assert kl.dra_plugins["gpu.nvidia.com"].prepared.keys() == {sim.ctx.api.list("ResourceClaim")[0].metadata.uid}
+    assert kl.dra_cdi_devices == {pods["p2"]: {"c": ["k8s.gpu.nvidia.com/device=gpu-0"]}}
+
+
+HAND_WRITTEN = """apiVersion: gpusim.io/v1alpha1
+kind: NodePool
+metadata: {name: n}
+spec: {count: 1}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: example}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n-0-example}
+spec: {driver: gpu.example.com, pool: {name: n-0, resourceSliceCount: 1}, nodeName: n-0, devices: [{name: dev-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: example}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {gpusim.io/duration: 100s}}
+spec:
+  restartPolicy: Never
+  resourceClaims: [{name: x, resourceClaimName: shared}]
+  containers: [{name: c, image: x, resources: {claims: [{name: x}]}}]
+"""
+
+
+def test_a_slice_of_a_driver_not_running_on_the_node_allocates_but_the_kubelet_cannot_prepare():
+    sim = Simulation(load(texts=[("dra.yaml", HAND_WRITTEN)]))
+    sim.ctx.env.run(until=30)
+    (c,) = sim.ctx.api.list("ResourceClaim")
+    assert [r.device for r in c.status.allocation.devices.results] == ["dev-0"]
+    assert [r.name for r in c.status.reserved_for] == ["p"]
+    msgs = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedPrepareDynamicResources"]
+    assert msgs[0] == "Failed to prepare dynamic resources: DRA driver gpu.example.com is not registered"
+    assert sim.ctx.api.get("Pod", "default", "p").status.phase == "Pending"

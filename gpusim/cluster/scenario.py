@@ -18,7 +18,7 @@ from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, Node
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
-from ..api.gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
+from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
 from ..api.nvidia_v1 import ClusterPolicy, validate_cluster_policy
@@ -60,6 +60,7 @@ class Scenario:
     simulation: Simulation = field(default_factory=Simulation)
     nodes: list[Node] = field(default_factory=list)
     gpus: dict[str, tuple[GPUModel, int]] = field(default_factory=dict)
+    dra_nodes: set[str] = field(default_factory=set)   # GPU nodes served by NVIDIA's DRA driver (spec.gpu.allocation)
     namespaces: list[Namespace] = field(default_factory=list)
     configmaps: list[ConfigMap] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
@@ -277,6 +278,11 @@ def _expand_pools(sc: Scenario) -> None:
             if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
                 raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
             model = CATALOG[s.gpu.model]
+            if s.gpu.allocation not in GPU_ALLOCATIONS:
+                raise object_error(pool, src, "spec.gpu.allocation", unsupported(s.gpu.allocation, GPU_ALLOCATIONS))
+            if s.gpu.allocation == GPU_ALLOCATION_DRA and s.gpu.vgpu is not None:
+                raise object_error(pool, src, "spec.gpu.vgpu", "Forbidden: vGPU nodes use the device plugin; "
+                                   "spec.gpu.allocation dra serves whole physical GPUs")
             if s.gpu.vgpu is not None:
                 model = _vgpu_model(pool, sc, model)
         for i, t in enumerate(s.taints):
@@ -293,6 +299,8 @@ def _expand_pools(sc: Scenario) -> None:
                 sc.join_at[node.metadata.name] = join
             if model is not None and s.gpu.count:
                 sc.gpus[node.metadata.name] = (model, s.gpu.count)
+                if s.gpu.allocation == GPU_ALLOCATION_DRA:
+                    sc.dra_nodes.add(node.metadata.name)
 
 
 def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
