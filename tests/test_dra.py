@@ -559,3 +559,21 @@ def test_a_slice_of_a_driver_not_running_on_the_node_allocates_but_the_kubelet_c
     msgs = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedPrepareDynamicResources"]
     assert msgs[0] == "Failed to prepare dynamic resources: DRA driver gpu.example.com is not registered"
     assert sim.ctx.api.get("Pod", "default", "p").status.phase == "Pending"
+
+
+def test_example_dra_gpu():
+    """examples/dra-gpu.yaml: a shared claim serves two pods with one GPU; template claims wait for a free GPU;
+    nvidia.com/gpu pods land only on the device-plugin node."""
+    from pathlib import Path
+    sim = Simulation(load([str(Path(__file__).resolve().parents[1] / "examples" / "dra-gpu.yaml")]))
+    sim.ctx.env.run(until=600)
+    shared = sim.ctx.api.get("ResourceClaim", "default", "shared-gpu")
+    assert [r.name for r in shared.status.reserved_for] == ["infer-a", "infer-b"]
+    assert [r.device for r in shared.status.allocation.devices.results] == ["gpu-0"]
+    pods = {p.metadata.name: p for p in sim.ctx.api.list("Pod")}
+    assert {n: p.spec.node_name for n, p in pods.items()} == {
+        "infer-a": "h100-dra-0", "infer-b": "h100-dra-0", "train-0": "h100-dra-0", "train-1": "", "classic": "h100-dp-0"}
+    sim.run()
+    sched = {e.object.name: e.time for e in sim.ctx.recorder.log if e.reason == "Scheduled"}
+    ended = {h.pod: h.end for h in sim.ctx.holdings}
+    assert sched["train-1"] == pytest.approx(ended["train-0"], abs=1e-6)
