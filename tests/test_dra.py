@@ -245,7 +245,8 @@ def test_cel_errors(expression, message):
 
 
 # --- DynamicResources plugin ------------------------------------------------------------------------------------
-# kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go, TestPlugin: pod
+# kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go (the 1.36 development line,
+# resource.k8s.io/v1 and fwk statuses), TestPlugin: pod
 # "my-pod" with claim "my-resource" (by name, or from a template with the generated claim
 # "my-pod-my-resource" in its status), a worker node with one device of class "my-resource-class".
 POD_UID = "1234"
@@ -264,8 +265,8 @@ def make_pod(template=False, status=True):
     return pod
 
 
-def pending_claim(owner=POD_UID, deleting=False, cls="my-resource-class"):
-    c = claim("my-pod-my-resource", req("req-1", cls))
+def pending_claim(owner=POD_UID, deleting=False, cls="my-resource-class", selector=None, admin=None):
+    c = claim("my-pod-my-resource", req("req-1", cls, selector=selector, admin=admin))
     c.metadata.owner_references = [OwnerReference("v1", "Pod", "my-pod", owner, True, True)]
     c.metadata.deletion_timestamp = 1.0 if deleting else None
     return c
@@ -280,10 +281,23 @@ def allocated_claim(node=WORKER, **kw):
     return c
 
 
-def other_allocated_claim():
+def other_allocated_claim(admin=False):
     c = allocated_claim()
     c.metadata.name, c.metadata.uid = "other-claim", ""
+    c.status.allocation.devices.results[0].admin_access = True if admin else None
     return c
+
+
+def in_use_claim():
+    c = allocated_claim()
+    c.status.reserved_for = decode(ResourceClaim, {"metadata": {}, "status": {"reservedFor": [
+        {"resource": "pods", "name": "my-pod", "uid": POD_UID}]}}).status.reserved_for
+    return c
+
+
+BROKEN = 'device.attributes["some-driver"].healthy'   # breakCELInClaim / breakCELInClass: an unknown attribute
+BROKEN_CLASS = decode(DeviceClass, {"metadata": {"name": "my-resource-class"},
+                                    "spec": {"selectors": [{"cel": {"expression": BROKEN}}]}})
 
 
 WORKER_SLICE = decode(ResourceSlice, {"metadata": {"name": "worker-some-driver"}, "spec": {
@@ -311,14 +325,24 @@ PLUGIN_ROWS = [
     ("wrong-claim", make_pod(template=True), [allocated_claim(owner=POD_UID + "123")], (CLASS,), (), "preenqueue",
      Code.UnschedulableAndUnresolvable,
      "ResourceClaim default/my-pod-my-resource was not created for pod default/my-pod (pod is not owner)"),
-    ("structured-no-resources", make_pod(), [pending_claim()], (CLASS,), (), "filter",
+    ("no-resources", make_pod(), [pending_claim()], (CLASS,), (), "filter",
      Code.UnschedulableAndUnresolvable, "cannot allocate all claims"),
-    ("structured-exhausted-resources", make_pod(), [pending_claim(), other_allocated_claim()], (CLASS,),
+    ("exhausted-resources", make_pod(), [pending_claim(), other_allocated_claim()], (CLASS,),
      (WORKER_SLICE,), "filter", Code.UnschedulableAndUnresolvable, "cannot allocate all claims"),
-    ("claim-on-other-node", make_pod(), [allocated_claim(node="other")], (CLASS,), (), "filter",
+    ("wrong-topology", make_pod(), [allocated_claim(node="other")], (CLASS,), (), "filter",
      Code.UnschedulableAndUnresolvable, "resourceclaim not available on the node"),
     ("missing-class", make_pod(), [pending_claim(cls="no-such-class")], (CLASS,), (), "prefilter",
      Code.UnschedulableAndUnresolvable, "request req-1: device class no-such-class does not exist"),
+    ("reserved-okay", make_pod(), [in_use_claim()], (CLASS,), (), "filter", Code.Success, ""),
+    ("structured-ignore-allocated-admin-access", make_pod(), [pending_claim(), other_allocated_claim(admin=True)],
+     (CLASS,), (WORKER_SLICE,), "filter", Code.Success, ""),
+    ("request-admin-access-with-DRAAdminAccess-featuregate", make_pod(), [pending_claim(admin=True),
+                                                                          other_allocated_claim()],
+     (CLASS,), (WORKER_SLICE,), "filter", Code.Success, ""),
+    ("claim-parameters-CEL-runtime-error", make_pod(), [pending_claim(selector=BROKEN)], (CLASS,), (WORKER_SLICE,),
+     "filter", Code.Error, "claim default/my-pod-my-resource: selector #0: CEL runtime error: no such key: healthy"),
+    ("class-parameters-CEL-runtime-error", make_pod(), [pending_claim()], (BROKEN_CLASS,), (WORKER_SLICE,),
+     "filter", Code.Error, "class my-resource-class: selector #0: CEL runtime error: no such key: healthy"),
 ]
 
 
@@ -357,8 +381,8 @@ def test_plugin_allocated_claim_gets_the_pod_reserved_at_prebind(template):
 
 
 def test_plugin_structured_with_resources_allocates_in_reserve_and_writes_in_prebind():
-    """structured-with-resources: Reserve puts the allocation in flight; PreBind writes finalizer, allocation,
-    reservedFor; structured-skip-bind: Unreserve before PreBind drops the in-flight allocation."""
+    """with-resources: Reserve puts the allocation in flight; PreBind writes finalizer, allocation,
+    reservedFor; skip-bind: Unreserve before PreBind drops the in-flight allocation."""
     plugin, api = setup([pending_claim()], slices=(WORKER_SLICE,))
     pod = make_pod()
     st, state = run_until(plugin, pod, "filter")
@@ -577,3 +601,13 @@ def test_example_dra_gpu():
     sched = {e.object.name: e.time for e in sim.ctx.recorder.log if e.reason == "Scheduled"}
     ended = {h.pod: h.end for h in sim.ctx.holdings}
     assert sched["train-1"] == pytest.approx(ended["train-0"], abs=1e-6)
+
+
+@pytest.mark.parametrize("pod,claim,want", [
+    ("my-pod", "gpu", "my-pod-gpu-"),
+    ("p" * 60, "gpu", "p" * 52 + "-gp-"),   # 65 > 57: 60·57//65 = 52 and 3·57//65 = 2 characters kept
+])
+def test_generated_claim_name_base(pod, claim, want):
+    """resourceclaim controller handleClaim: <pod>-<claim>-, cut in proportion past 57 characters."""
+    from gpusim.controllers.resourceclaim import generate_name
+    assert generate_name(pod, claim) == want

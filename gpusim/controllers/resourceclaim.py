@@ -59,9 +59,9 @@ class ResourceClaimController:
                                f'"{rc.resource_claim_template_name}": resourceclaimtemplate.resource.k8s.io '
                                f'"{rc.resource_claim_template_name}" not found', "resourceclaim-controller")
                 continue
+            base = generate_name(pod.metadata.name, rc.name)
             claim = ResourceClaim(metadata=ObjectMeta(
-                name=self._generate_name(ns, f"{pod.metadata.name}-{rc.name}-"), namespace=ns,
-                generate_name=f"{pod.metadata.name}-{rc.name}-",
+                name=self._generate_name(ns, base), namespace=ns, generate_name=base,
                 labels=dict(tmpl.spec.metadata.labels),
                 annotations={**tmpl.spec.metadata.annotations, POD_CLAIM_NAME_ANNOTATION: rc.name},
                 owner_references=[OwnerReference("v1", "Pod", pod.metadata.name, pod.metadata.uid, True, True)]),
@@ -73,7 +73,8 @@ class ResourceClaimController:
             self.ctx.api.update(pod)
 
     def _generate_name(self, ns: str, prefix: str) -> str:
-        """The apiserver's generateName: prefix (cut to 58 characters) + 5 random characters, unique."""
+        """The apiserver's generateName (names.SimpleNameGenerator): prefix cut to 58 characters + 5 random
+        characters; a name that exists already is drawn again (the apiserver retries on AlreadyExists)."""
         rng = self.ctx.api.rng
         while True:
             name = prefix[:58] + "".join(rng.choice(ALPHANUMS) for _ in range(5))
@@ -101,6 +102,16 @@ class ResourceClaimController:
                 self.ctx.api.delete(claim)
             elif len(claim.status.reserved_for) != before or claim.status.allocation is None:
                 self.ctx.api.update(claim)
+
+
+def generate_name(pod: str, claim: str) -> str:
+    """handleClaim's generateName ``<pod>-<claim>-``: longer than 57 characters, both names are cut in proportion
+    to their length (so the claim's name survives a long pod name)."""
+    name = f"{pod}-{claim}-"
+    max_base = 57   # room for the apiserver's 5 random characters in a 63-character name
+    if len(name) > max_base:
+        name = pod[:len(pod) * max_base // len(name)] + "-" + claim[:len(claim) * max_base // len(name)] + "-"
+    return name
 
 
 def install(sim: Any) -> Optional[ResourceClaimController]:

@@ -99,15 +99,18 @@ class Allocator:
         return dc
 
     def _matches(self, c: Candidate, slot: _Slot, claim: ResourceClaim) -> bool:
+        """The class's selectors, then the request's; an error names its owner and the selector's index, as
+        upstream's ``class <name>: selector #<i>: ...`` / ``claim <ns>/<name>: selector #<i>: ...``."""
         dc = self.classes[slot.class_name]
-        exprs = [s.cel.expression for s in dc.spec.selectors if s.cel] + list(slot.selectors)
-        for e in exprs:
-            try:
-                if not compile_selector(e).matches(c.driver, c.device):
-                    return False
-            except CELError as err:
-                raise AllocationError(f"claim {kobj(claim)}: selector "
-                                      f"{e!r}: {err}") from None
+        owners = [(f"class {dc.metadata.name}", [s.cel.expression for s in dc.spec.selectors if s.cel]),
+                  (f"claim {kobj(claim)}", list(slot.selectors))]
+        for owner, exprs in owners:
+            for i, e in enumerate(exprs):
+                try:
+                    if not compile_selector(e).matches(c.driver, c.device):
+                        return False
+                except CELError as err:
+                    raise AllocationError(f"{owner}: selector #{i}: {err}") from None
         return True
 
     # --- Allocate -------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ DynamicResources plugin reports as a Filter ``Error`` as upstream does.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -129,8 +130,16 @@ class Selector:
         return bool(out)
 
 
+_MISSING_MEMBER = re.compile(r"no such member in mapping: '(.*)'")
+
+
 def _text(e: Exception) -> str:
-    return str(e.args[0]) if e.args else str(e)
+    """cel-python's message; a missing map member reads as cel-go's ``no such key: <name>``."""
+    text = str(e.args[0]) if e.args else str(e)
+    if text == "no such key" and len(e.args) > 2 and e.args[2]:
+        return f"no such key: {e.args[2][0]}"
+    m = _MISSING_MEMBER.search(text)
+    return f"no such key: {m.group(1)}" if m else text
 
 
 @lru_cache(maxsize=1024)
