@@ -424,6 +424,10 @@ NS = "apiVersion: resource.k8s.io/v1\n"
 @pytest.mark.parametrize("doc,message", [
     (NS + "kind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: {expresion: x}}]}",
      'unknown field "spec.selectors[0].cel.expresion"'),
+    (NS + "kind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: {expression: 'device.driver =='}}]}",
+     'spec.selectors[0].cel.expression: Invalid value: "device.driver ==": compilation failed: syntax error'),
+    (NS + "kind: DeviceClass\nmetadata: {name: c}\nspec: {extendedResourceName: gpu}",
+     'spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name'),
     (NS + "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: gpu}]}}",
      "spec.devices.requests[0]: Invalid value: exactly one of `exactly` or `firstAvailable` is required"),
     (NS + "kind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: GPU, exactly: "

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Optional
 from .meta import ObjectMeta
 from .quantity import QuantityError, parse_quantity
 from .schema import IntOrString
+from .v1helper import is_extended_resource_name
 from .validation import DNS1123_LABEL, DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG, invalid, unsupported
 
 GROUP = "resource.k8s.io"
@@ -300,6 +301,24 @@ def validate_selectors(selectors: list[DeviceSelector], path: str) -> Errors:
         elif len(s.cel.expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             yield f"{p}.cel.expression", (f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} "
                                           "bytes")
+        else:
+            err = cel_syntax_error(s.cel.expression)
+            if err:
+                yield f"{p}.cel.expression", invalid(s.cel.expression, f"compilation failed: {err}")
+
+
+def cel_syntax_error(expression: str) -> str:
+    """The apiserver compiles selectors on create (validateCELSelector). Here: a parse with cel-python, which
+    says where it failed (gpusim's wording; cel-go prints ``ERROR: <input>:L:C: Syntax error: ...``)."""
+    import celpy   # only scenarios with selectors pay for loading the CEL library
+
+    try:
+        celpy.Environment().compile(expression)
+    except celpy.CELParseError as e:
+        lines = str(e.args[0] if e.args else e).splitlines()
+        caret = next((ln.index("^") + 1 for ln in lines if ln.strip() == "^"), 0)
+        return f"syntax error at <input>:1:{caret}" if caret else "syntax error"
+    return ""
 
 
 def _validate_mode(r: Any, path: str) -> Errors:
@@ -358,6 +377,9 @@ def _dns_subdomain(value: str, path: str) -> Errors:
 
 def validate_device_class(dc: DeviceClass) -> Errors:
     yield from validate_selectors(dc.spec.selectors, "spec.selectors")
+    ern = dc.spec.extended_resource_name
+    if ern is not None and ("/" not in ern or not is_extended_resource_name(ern)):
+        yield "spec.extendedResourceName", invalid(ern, "must be a valid extended resource name")
     for i, c in enumerate(dc.spec.config):
         if c.opaque is None:
             yield f"spec.config[{i}].opaque", "Required value"
