@@ -615,3 +615,18 @@ def test_generated_claim_name_base(pod, claim, want):
     """resourceclaim controller handleClaim: <pod>-<claim>-, cut in proportion past 57 characters."""
     from gpusim.controllers.resourceclaim import generate_name
     assert generate_name(pod, claim) == want
+
+
+def test_cached_selector_results_follow_slice_updates():
+    """The plugin keeps CEL results per slice version: an updated slice is evaluated again."""
+    small = rslice("worker-slice", WORKER, WORKER, "some-driver", device("instance-1", "1Gi"))
+    plugin, api = setup([pending_claim(selector='device.capacity["some-driver"].memory.compareTo(quantity("2Gi")) >= 0')],
+                        slices=(small,))
+    pod = make_pod()
+    st, _ = run_until(plugin, pod, "filter")
+    assert st.message() == "cannot allocate all claims" and plugin.match_cache
+    stored = api.get("ResourceSlice", "", "worker-slice")
+    stored.spec.devices[0].capacity["memory"].value = "2Gi"
+    api.update(stored)
+    st, _ = run_until(plugin, pod, "filter")
+    assert st.is_success()

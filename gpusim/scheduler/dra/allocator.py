@@ -42,6 +42,7 @@ class Candidate:
     driver: str
     pool: str
     device: Device
+    slice_key: tuple[str, str] = ("", "")   # the slice's uid and resourceVersion: what a cached match depends on
 
     @property
     def id(self) -> DeviceID:
@@ -86,10 +87,15 @@ class _Slot:
 class Allocator:
     """Allocator for one scheduling cycle: classes, slices and the devices already in use."""
 
-    def __init__(self, classes: dict[str, DeviceClass], slices: list[ResourceSlice], allocated: set[DeviceID]):
+    def __init__(self, classes: dict[str, DeviceClass], slices: list[ResourceSlice], allocated: set[DeviceID],
+                 match_cache: Optional[dict] = None):
+        """``match_cache``: selector results kept across cycles by the caller, keyed by expression, driver, slice
+        (uid, resourceVersion) and device, so each device is evaluated once per expression until its slice changes
+        (cel-python interprets each evaluation; upstream evaluates compiled cel-go programs every time)."""
         self.classes = classes
         self.slices = slices
         self.allocated = allocated
+        self.match_cache = match_cache if match_cache is not None else {}
 
     # --- matching -------------------------------------------------------------------------------------------
     def _class(self, claim: ResourceClaim, request: str, name: str) -> DeviceClass:
@@ -106,18 +112,23 @@ class Allocator:
                   (f"claim {kobj(claim)}", list(slot.selectors))]
         for owner, exprs in owners:
             for i, e in enumerate(exprs):
-                try:
-                    if not compile_selector(e).matches(c.driver, c.device):
-                        return False
-                except CELError as err:
-                    raise AllocationError(f"{owner}: selector #{i}: {err}") from None
+                key = (e, c.driver, c.slice_key, c.device.name)
+                hit = self.match_cache.get(key)
+                if hit is None:
+                    try:
+                        hit = self.match_cache[key] = compile_selector(e).matches(c.driver, c.device)
+                    except CELError as err:
+                        raise AllocationError(f"{owner}: selector #{i}: {err}") from None
+                if not hit:
+                    return False
         return True
 
     # --- Allocate -------------------------------------------------------------------------------------------
     def allocate(self, node: str, claims: list[ResourceClaim]) -> Optional[list[AllocationResult]]:
         """One AllocationResult per claim (same order), or None when the node cannot satisfy them all."""
         pools = gather_pools(self.slices, node)
-        candidates = [Candidate(p.driver, p.name, d) for p in pools for s in p.slices for d in s.spec.devices]
+        candidates = [Candidate(p.driver, p.name, d, (s.metadata.uid, s.metadata.resource_version))
+                      for p in pools for s in p.slices for d in s.spec.devices]
         incomplete = {(p.driver, p.name) for p in pools if p.incomplete}
         options: list[list[_Slot]] = []   # per request: its alternatives in order
         for ci, claim in enumerate(claims):

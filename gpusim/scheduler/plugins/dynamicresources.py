@@ -38,6 +38,7 @@ STATE_KEY = "PreFilterDynamicResources"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_IN_USE = "resourceclaim in use"
+MATCH_CACHE_LIMIT = 200_000   # cached selector results before the cache starts over
 
 
 class ClaimLookupError(Exception):
@@ -99,6 +100,7 @@ class DynamicResources:
                        "ResourceSlice/Update", "DeviceClass/Add", "DeviceClass/Update", "Node/Add"}
         self.in_flight: dict[str, AllocationResult] = {}    # claim uid → allocation (the assume cache)
         self.in_flight_pod: dict[str, str] = {}             # claim uid → pod uid that reserved it
+        self.match_cache: dict = {}                         # CEL results per (expression, slice version, device)
 
     @property
     def api(self):
@@ -168,8 +170,10 @@ class DynamicResources:
         st = _State(claims, pending)
         if pending:
             every_claim = self.api.list(ResourceClaim.RESOURCE)
+            if len(self.match_cache) > MATCH_CACHE_LIMIT:
+                self.match_cache.clear()
             st.allocator = Allocator(classes, self.api.list(ResourceSlice.RESOURCE),
-                                     allocated_devices(every_claim, self.in_flight))
+                                     allocated_devices(every_claim, self.in_flight), self.match_cache)
         state[STATE_KEY] = st
         return None, Status()
 
