@@ -151,17 +151,17 @@ class Allocator:
         if not self._search(claims, options, 0, candidates, incomplete, set(), picked):
             return None
         results = [AllocationResult(DeviceAllocationResult([])) for _ in claims]
-        local = False
+        everywhere = {(p.driver, p.name) for p in pools if all(s.spec.all_nodes for s in p.slices)}
+        local: set[int] = set()
         for slot, c in picked:
             results[slot.claim].devices.results.append(DeviceRequestAllocationResult(
                 request=slot.request, driver=c.driver, pool=c.pool, device=c.device.name,
                 admin_access=True if slot.admin else None))
-            local = local or not any(s.spec.all_nodes for p in gather_pools(self.slices, node)
-                                     if (p.driver, p.name) == (c.driver, c.pool) for s in p.slices)
-        for r in results:
-            if local:   # node-local devices: the claim can only be used on this node
-                r.node_selector = {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            if (c.driver, c.pool) not in everywhere:
+                local.add(slot.claim)
+        for ci in sorted(local):   # a node-local device: the claim can only be used on this node
+            results[ci].node_selector = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
         return results
 
     def _search(self, claims, options, i, candidates, incomplete, taken, picked) -> bool:
