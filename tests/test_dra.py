@@ -450,6 +450,13 @@ NS = "apiVersion: resource.k8s.io/v1\n"
      "{claims: [{name: gpu}]}}]}", 'spec.containers[0].resources.claims[0]: Not found: "gpu"'),
     ("apiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {name: n}\nspec: {count: 1, gpu: {model: T4, "
      "allocation: DRA}}", 'spec.gpu.allocation: Unsupported value: "DRA": supported values: "devicePlugin", "dra"'),
+    ("apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cluster-policy}\nspec: {}\n---\n"
+     "apiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {name: n}\nspec: {count: 1, gpu: {model: T4, "
+     "allocation: dra}}", "spec.gpu.allocation: Forbidden: with a ClusterPolicy the GPU Operator would also run"),
+    ("apiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {name: n}\nspec: {count: 1, gpu: {model: T4, "
+     "allocation: dra}}\n---\napiVersion: gpusim.io/v1alpha1\nkind: Fault\nmetadata: {name: f}\n"
+     "spec: {at: 1m, type: XidError, node: n-0, gpu: 0}",
+     'spec.type: Invalid value: "XidError": node n-0 serves its GPUs through NVIDIA\'s DRA driver'),
 ])
 def test_validation(doc, message):
     with pytest.raises(InputError) as e:

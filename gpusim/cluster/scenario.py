@@ -21,7 +21,8 @@ from ..api.kueue_x_k8s_io import Workload as KueueWorkload
 from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
-from ..api.nvidia_v1 import ClusterPolicy, validate_cluster_policy
+from ..api.nvidia_v1 import ClusterPolicy, section_enabled, validate_cluster_policy
+from ..api.nvidia_operands import DEPLOY_PREFIX
 from ..api.policy_v1 import PodDisruptionBudget, validate_pdb
 from ..api.quantity import QuantityError, parse_quantity
 from ..api.schema import cut, json_name
@@ -280,6 +281,13 @@ def _expand_pools(sc: Scenario) -> None:
             model = CATALOG[s.gpu.model]
             if s.gpu.allocation not in GPU_ALLOCATIONS:
                 raise object_error(pool, src, "spec.gpu.allocation", unsupported(s.gpu.allocation, GPU_ALLOCATIONS))
+            if s.gpu.allocation == GPU_ALLOCATION_DRA and sc.cluster_policy is not None \
+                    and section_enabled(sc.cluster_policy.spec, "device_plugin", True) \
+                    and s.labels.get(DEPLOY_PREFIX + "device-plugin") != "false":
+                raise object_error(pool, src, "spec.gpu.allocation", "Forbidden: with a ClusterPolicy the GPU Operator "
+                                   "would also run its device plugin on these nodes; disable it as NVIDIA's DRA driver "
+                                   "asks (ClusterPolicy spec.devicePlugin.enabled: false, or the pool's label "
+                                   'nvidia.com/gpu.deploy.device-plugin: "false")')
             if s.gpu.allocation == GPU_ALLOCATION_DRA and s.gpu.vgpu is not None:
                 raise object_error(pool, src, "spec.gpu.vgpu", "Forbidden: vGPU nodes use the device plugin; "
                                    "spec.gpu.allocation dra serves whole physical GPUs")
@@ -491,6 +499,9 @@ def _validate_fault(sc: Scenario, fault: Fault, nodes: set[str]) -> None:
     _duration(fault, sc, "spec.downtime", s.downtime)
     if s.node not in nodes:
         raise object_error(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+    if s.node in sc.dra_nodes and s.type in ("DevicePluginCrash", "XidError", "NVLinkError", "MigConfigFailure"):
+        raise object_error(fault, src, "spec.type", f'Invalid value: "{s.type}": node {s.node} serves its GPUs '
+                           "through NVIDIA's DRA driver (spec.gpu.allocation: dra), which gpusim does not fault")
     if s.type in GPU_FAULTS:
         n_gpus = sc.gpus.get(s.node, (None, 0))[1]
         if s.gpu is None:
