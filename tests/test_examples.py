@@ -19,7 +19,7 @@ EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
          "capacity-reclaim", "native-gang", "native-gang-1.35",
          "volcano-gang", "volcano-queues", "volcano-hypernode",
-         "kueue-fair-sharing", "kueue-tas"]
+         "kueue-fair-sharing", "kueue-tas", "dra-gpu"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default

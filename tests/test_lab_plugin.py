@@ -218,7 +218,7 @@ def test_reference_solution_passes(baseline):
     c = check_plugin(plugin(FragmentationGradient), baseline=baseline)
     assert c.passed, str(c)
     assert "✓ Score 扩展点上的树外插件：FragmentationGradient（权重 10）" in c.lines
-    assert "✓ Filter 规则完整：默认 profile 的 8 个 Filter 插件都在" in c.lines
+    assert "✓ Filter 规则完整：默认 profile 的 9 个 Filter 插件都在" in c.lines
     seeds = [line for line in c.lines if line.startswith("✓ 种子 ")]
     assert len(seeds) == len(PLUGIN_SEEDS)
     assert "✓ 种子 0：碎片 0.59 张 GPU，默认 2.26（-74%）；8 卡 Pod 平均等待 53 分钟，默认 110" in c.lines

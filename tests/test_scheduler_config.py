@@ -48,10 +48,10 @@ def test_default_profile_expands_multipoint():
     assert p.scheduler_name == "default-scheduler"
     assert p.points["QueueSort"] == ["PrioritySort"]
     assert p.points["Filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                                  "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                                  "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
     # as upstream's multiPoint expansion: every default plugin that implements PreFilter, in the default order
     assert p.points["PreFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-                                     "InterPodAffinity"]
+                                     "InterPodAffinity", "DynamicResources"]
     assert p.points["Score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                  "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert p.weights["PodTopologySpread"] == 2 and p.weights["InterPodAffinity"] == 2
@@ -85,7 +85,7 @@ def test_disable_star_at_a_point_drops_all_defaults_there():
       disabled: [{name: "*"}]
 """)
     assert p.points["Score"] == []
-    assert p.points["Filter"][-1] == "InterPodAffinity"
+    assert p.points["Filter"][-1] == "DynamicResources"
 
 
 def test_two_profiles():

@@ -18,10 +18,19 @@ NVIDIA_GPU = "nvidia.com/gpu"
 
 
 @dataclass
+class ResourceClaim:
+    """A container's ``resources.claims[]`` entry: a pod ``spec.resourceClaims[].name`` and, optionally, one of
+    that claim's requests (core/v1 ResourceClaim)."""
+
+    name: str = field(default="", metadata={"required": True})
+    request: str = ""
+
+
+@dataclass
 class ResourceRequirements:
     limits: dict[str, IntOrString] = field(default_factory=dict)
     requests: dict[str, IntOrString] = field(default_factory=dict)
-    claims: Any = None
+    claims: list[ResourceClaim] = field(default_factory=list)
 
 
 @dataclass
@@ -170,6 +179,24 @@ class PodSchedulingGroup:
 
 
 @dataclass
+class PodResourceClaim:
+    """``spec.resourceClaims[]``: exactly one of resourceClaimName (a shared claim) or resourceClaimTemplateName
+    (the resourceclaim controller creates one claim per pod)."""
+
+    name: str = field(default="", metadata={"required": True})
+    resource_claim_name: Optional[str] = None
+    resource_claim_template_name: Optional[str] = None
+
+
+@dataclass
+class PodResourceClaimStatus:
+    """``status.resourceClaimStatuses[]``: the claim generated for a template (None: none was needed)."""
+
+    name: str = ""
+    resource_claim_name: Optional[str] = None
+
+
+@dataclass
 class PodSpec:
     containers: list[Container] = field(default_factory=list, metadata={"required": True})
     init_containers: list[Container] = field(default_factory=list)
@@ -209,7 +236,7 @@ class PodSpec:
     topology_spread_constraints: Any = None
     os: Any = None
     scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
-    resource_claims: Any = None
+    resource_claims: list[PodResourceClaim] = field(default_factory=list)
     resources: Optional[ResourceRequirements] = None    # pod-level resources (PodLevelResources, 1.34 beta on)
     workload_ref: Optional[WorkloadReference] = None     # alpha (1.35 only): native gang scheduling
     scheduling_group: Optional[PodSchedulingGroup] = None   # alpha (1.36): replaces workloadRef
@@ -238,6 +265,7 @@ class PodStatus:
     init_container_statuses: list[ContainerStatus] = field(default_factory=list)
     container_statuses: list[ContainerStatus] = field(default_factory=list)
     qos_class: str = ""
+    resource_claim_statuses: list[PodResourceClaimStatus] = field(default_factory=list)
 
     def condition(self, ctype: str) -> Optional[PodCondition]:
         return next((c for c in self.conditions if c.type == ctype), None)

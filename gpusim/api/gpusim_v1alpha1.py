@@ -89,14 +89,21 @@ class VGPUSpec:
     scheduler: str = "BestEffort"
 
 
+GPU_ALLOCATION_DEVICE_PLUGIN, GPU_ALLOCATION_DRA = "devicePlugin", "dra"
+GPU_ALLOCATIONS = (GPU_ALLOCATION_DEVICE_PLUGIN, GPU_ALLOCATION_DRA)
+
+
 @dataclass
 class GPUSpec:
     """``topology`` names the server board (gpusim.hardware.topology BOARDS: dgx-1v, dgx-a100, dgx-h100, hgx-h200,
     gb200-nvl72, pcie-l40s, pcie; default: the model's DGX/HGX board on 8-GPU SXM nodes, else the generic ``pcie``
-    board); ``topologyOptions`` the board's parameters (e.g. ``{nps: 1}`` on dgx-a100)."""
+    board); ``topologyOptions`` the board's parameters (e.g. ``{nps: 1}`` on dgx-a100). ``allocation``: how pods get
+    the GPUs: ``devicePlugin`` (default; NVIDIA's device plugin advertises ``nvidia.com/gpu``) or ``dra`` (NVIDIA's
+    DRA driver ``gpu.nvidia.com`` publishes a ResourceSlice per node instead; gpusim/node/dra.py)."""
 
     model: str = field(default="", metadata={"required": True})
     count: int = 8
+    allocation: str = GPU_ALLOCATION_DEVICE_PLUGIN
     vgpu: Optional[VGPUSpec] = None
     topology: Optional[str] = None
     topology_options: dict[str, IntOrString] = field(default_factory=dict)

@@ -461,6 +461,8 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
                 yield f"{cp}.name", f'Duplicate value: "{c.name}"'
             seen.add(c.name)
             yield from validate_resources(c, f"{cp}.resources")
+            yield from validate_container_claims(c, {rc.name for rc in spec.resource_claims}, f"{cp}.resources.claims")
+    yield from validate_pod_resource_claims(spec, f"{path}.resourceClaims")
     yield from validate_pod_level_resources(spec, f"{path}.resources")
     if spec.overhead is not None:
         yield f"{path}.overhead", f"Forbidden: {OVERHEAD_WITHOUT_RUNTIMECLASS}"
@@ -492,6 +494,34 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
                 rp = (f"{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                       f"nodeSelectorTerms[{ti}].matchFields[{ri}]")
                 yield from validate_node_field_selector_requirement(r, rp)
+
+
+def validate_pod_resource_claims(spec: PodSpec, path: str) -> Errors:
+    """validatePodResourceClaims (pkg/apis/core/validation): DNS-label names, unique, exactly one source."""
+    seen: set[str] = set()
+    for i, rc in enumerate(spec.resource_claims):
+        p = f"{path}[{i}]"
+        if not DNS1123_LABEL.match(rc.name) or len(rc.name) > 63:
+            yield f"{p}.name", invalid(rc.name, DNS1123_LABEL_MSG)
+        elif rc.name in seen:
+            yield f"{p}.name", f'Duplicate value: "{rc.name}"'
+        seen.add(rc.name)
+        sources = [s for s in (rc.resource_claim_name, rc.resource_claim_template_name) if s]
+        if len(sources) > 1:
+            yield p, "Invalid value: at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+        elif not sources:
+            yield p, "Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+
+
+def validate_container_claims(c: Container, pod_claims: set[str], path: str) -> Errors:
+    """validateResourceClaimNames: a container's claim names a pod claim, at most once per (name, request)."""
+    seen: set[tuple[str, str]] = set()
+    for i, claim in enumerate(c.resources.claims if c.resources else []):
+        if claim.name not in pod_claims:
+            yield f"{path}[{i}]", f'Not found: "{cut(claim.name)}": must be one of the names in pod.spec.resourceClaims'
+        elif (claim.name, claim.request) in seen:
+            yield f"{path}[{i}]", f'Duplicate value: "{cut(claim.name)}"'
+        seen.add((claim.name, claim.request))
 
 
 def validate_node_field_selector_requirement(r, path: str) -> Errors:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 from .. import kueue, operator, volcano
 from ..api.nvidia_v1 import OPERATOR_NAMESPACE
-from ..controllers import elasticquota
+from ..controllers import elasticquota, resourceclaim
 from ..kueue import options as kueue_options
 from ..node import options as node_options
 from ..node.nfdtopologyupdater import install as nfd_install
@@ -52,6 +52,7 @@ COMPONENTS: tuple[Component, ...] = (
     Component("nfd-topology-updater", install=lambda sim: nfd_install(sim) if nfd_needed(sim.scenario) else None),
     Component("capacity-scheduling", install=elasticquota.install),
     Component("gang-scheduling", install=gangscheduling.install),
+    Component("resourceclaim-controller", install=resourceclaim.install),   # DRA objects + kube-controller-manager's
     Component("volcano", check=volcano_options.check, install=volcano.install, namespace=volcano.NAMESPACE,
               needed=volcano.needed),
     Component("kueue", check=kueue_options.check, install=kueue.install, namespace=kueue_options.NAMESPACE,

@@ -18,10 +18,11 @@ from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, Node
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
-from ..api.gpusim_v1alpha1 import ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
+from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
-from ..api.nvidia_v1 import ClusterPolicy, validate_cluster_policy
+from ..api.nvidia_v1 import ClusterPolicy, section_enabled, validate_cluster_policy
+from ..api.nvidia_operands import DEPLOY_PREFIX
 from ..api.policy_v1 import PodDisruptionBudget, validate_pdb
 from ..api.quantity import QuantityError, parse_quantity
 from ..api.schema import cut, json_name
@@ -30,6 +31,7 @@ from ..api.scheduling_x_k8s_io_v1alpha1 import PodGroup, validate_elastic_quota,
 from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, PriorityClass
 from ..api.scheduling_v1alpha1 import validate_workload
 from ..api import scheduling_k8s_io_v1alpha2 as schedv1alpha2
+from ..api import resource_k8s_io_v1 as dra
 from ..api.quantity import MAX_AMOUNT
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND, validate_node_resource_topology
 from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
@@ -60,6 +62,7 @@ class Scenario:
     simulation: Simulation = field(default_factory=Simulation)
     nodes: list[Node] = field(default_factory=list)
     gpus: dict[str, tuple[GPUModel, int]] = field(default_factory=dict)
+    dra_nodes: set[str] = field(default_factory=set)   # GPU nodes served by NVIDIA's DRA driver (spec.gpu.allocation)
     namespaces: list[Namespace] = field(default_factory=list)
     configmaps: list[ConfigMap] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
@@ -277,6 +280,18 @@ def _expand_pools(sc: Scenario) -> None:
             if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
                 raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
             model = CATALOG[s.gpu.model]
+            if s.gpu.allocation not in GPU_ALLOCATIONS:
+                raise object_error(pool, src, "spec.gpu.allocation", unsupported(s.gpu.allocation, GPU_ALLOCATIONS))
+            if s.gpu.allocation == GPU_ALLOCATION_DRA and sc.cluster_policy is not None \
+                    and section_enabled(sc.cluster_policy.spec, "device_plugin", True) \
+                    and s.labels.get(DEPLOY_PREFIX + "device-plugin") != "false":
+                raise object_error(pool, src, "spec.gpu.allocation", "Forbidden: with a ClusterPolicy the GPU Operator "
+                                   "would also run its device plugin on these nodes; disable it as NVIDIA's DRA driver "
+                                   "asks (ClusterPolicy spec.devicePlugin.enabled: false, or the pool's label "
+                                   'nvidia.com/gpu.deploy.device-plugin: "false")')
+            if s.gpu.allocation == GPU_ALLOCATION_DRA and s.gpu.vgpu is not None:
+                raise object_error(pool, src, "spec.gpu.vgpu", "Forbidden: vGPU nodes use the device plugin; "
+                                   "spec.gpu.allocation dra serves whole physical GPUs")
             if s.gpu.vgpu is not None:
                 model = _vgpu_model(pool, sc, model)
         for i, t in enumerate(s.taints):
@@ -293,6 +308,8 @@ def _expand_pools(sc: Scenario) -> None:
                 sc.join_at[node.metadata.name] = join
             if model is not None and s.gpu.count:
                 sc.gpus[node.metadata.name] = (model, s.gpu.count)
+                if s.gpu.allocation == GPU_ALLOCATION_DRA:
+                    sc.dra_nodes.add(node.metadata.name)
 
 
 def pool_node(pool: NodePool, index: int, model: Optional[GPUModel]) -> Node:
@@ -409,6 +426,7 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
     for pdb in sc.pdbs:
         raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
+    _validate_dra(sc, namespaces)
     for pg in sc.pod_groups:
         raise_all(pg, sc.source(pg), validate_pod_group(pg))
     _check_native_gang(sc, namespaces)
@@ -448,6 +466,19 @@ DOWNTIME_FAULTS = ("KubeletRestart", "DevicePluginCrash", "NodeDown", "DriverFai
                    "RuntimeClassMissing")
 
 
+def _validate_dra(sc: Scenario, namespaces: set[str]) -> None:
+    """resource.k8s.io/v1 objects: per-object validation; claims and templates live in existing namespaces."""
+    validators = {dra.DeviceClass.RESOURCE: dra.validate_device_class, dra.ResourceClaim.RESOURCE:
+                  dra.validate_resource_claim, dra.ResourceClaimTemplate.RESOURCE: dra.validate_resource_claim_template,
+                  dra.ResourceSlice.RESOURCE: dra.validate_resource_slice}
+    for resource, validate in validators.items():
+        for obj in sc.objects.get(resource, []):
+            if is_namespaced(obj) and obj.metadata.namespace not in namespaces:
+                raise object_error(obj, sc.source(obj), "metadata.namespace",
+                                   f'namespaces "{obj.metadata.namespace}" not found')
+            raise_all(obj, sc.source(obj), validate(obj))
+
+
 def _validate_fault(sc: Scenario, fault: Fault, nodes: set[str]) -> None:
     s, src = fault.spec, sc.source(fault)
     if s.type not in FAULT_TYPES:
@@ -456,6 +487,9 @@ def _validate_fault(sc: Scenario, fault: Fault, nodes: set[str]) -> None:
     _duration(fault, sc, "spec.downtime", s.downtime)
     if s.node not in nodes:
         raise object_error(fault, src, "spec.node", f'Not found: "{s.node}": no such node in the scenario')
+    if s.node in sc.dra_nodes and s.type in ("DevicePluginCrash", "XidError", "NVLinkError", "MigConfigFailure"):
+        raise object_error(fault, src, "spec.type", f'Invalid value: "{s.type}": node {s.node} serves its GPUs '
+                           "through NVIDIA's DRA driver (spec.gpu.allocation: dra), which gpusim does not fault")
     if s.type in GPU_FAULTS:
         n_gpus = sc.gpus.get(s.node, (None, 0))[1]
         if s.gpu is None:

@@ -33,7 +33,7 @@ from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
 from ..api.gpusim_v1alpha1 import NVLINK_XID
 from ..api.nvidia_operands import DEPLOY_PREFIX, NFD_PCI_LABELS, is_operand_pod
-from ..api.nvidia_v1 import section_enabled
+from ..api.nvidia_v1 import DEFAULT_DRIVER_VERSION, driver_version, section_enabled
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
 from ..hardware import xid as xids
 from ..hardware.cluster import ClusterTopology
@@ -42,6 +42,7 @@ from ..hardware.mig import Layout, full_gpu_labels
 from ..hardware.migparted import default_configs
 from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
 from ..node.hami import HamiDevicePlugin
+from ..node import dra
 from ..node.kubelet import Kubelet
 from ..node.labels import sharing_labels
 from ..node.migmanager import MigManager
@@ -180,7 +181,9 @@ class Simulation:
                 model, count = sc.gpus[name]
                 uuids = gpu_uuids(rng, count)
                 ctx.topology.uuids[name] = uuids
-                if name in sc.hami:
+                if name in sc.dra_nodes:
+                    pass   # NVIDIA's DRA kubelet plugin serves the GPUs instead of the device plugin (below)
+                elif name in sc.hami:
                     plugin = HamiDevicePlugin(ctx, name, model, uuids, sc.hami[name])
                 else:
                     plugin = NvidiaDevicePlugin(env, name, model, uuids, ctx.trace,
@@ -189,6 +192,9 @@ class Simulation:
                         mig_devices=[] if bare else mig_devices(rng, sc.mig_layouts.get(name, [])),
                         shared_allocation_policy=sc.shared_devices_allocation_policy, board=board)
             kl = self.kubelets[name] = Kubelet(ctx, name, plugin, board, sc.kubelet_configs.get(name))
+            if name in sc.dra_nodes:
+                version = driver_version(cp.spec) if cp is not None else DEFAULT_DRIVER_VERSION
+                kl.dra_plugins[dra.DRIVER_NAME] = dra.GpuKubeletPlugin(name, model, uuids, version)
             if joins:
                 self._later[name] = node
             if managed:
@@ -212,6 +218,8 @@ class Simulation:
                 else:
                     layouts = sc.mig_layouts.get(name) or [Layout.disabled(model)] * count
                     self._mig_manager(kl, model, node.metadata.labels.get("nvidia.com/mig.config"), layouts)
+        if sc.dra_nodes and not any(c.metadata.name == dra.DRIVER_NAME for c in sc.objects.get("DeviceClass", [])):
+            ctx.api.create(dra.device_class())   # as the DRA driver's Helm chart installs it
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,

@@ -82,6 +82,11 @@ class Kubelet:
         self.node_down = False
         self.started_at = 0.0
         self.dm: Optional[DeviceManager] = None
+        # DRA kubelet plugins by driver name (node/dra.py), and what the DRA manager prepared per pod:
+        # pod uid → claim uid → devices; container CDI device ids per pod (cm/dra manager.go)
+        self.dra_plugins: dict[str, Any] = {}
+        self.dra_prepared: dict[str, dict[str, list]] = {}
+        self.dra_cdi_devices: dict[str, dict[str, list[str]]] = {}
         self.operands: Any = None            # node.operands.OperandHost when the GPU Operator manages the node
         self.active: dict[str, Pod] = {}     # admitted, not terminated
         self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
@@ -117,6 +122,7 @@ class Kubelet:
             self.dm.restore_checkpoint()
             self.dm.sources_ready = False
         self.post_node_status()
+        self._publish_resource_slices()
         if restarted:
             pods = sorted(ctx.api.list("Pod", lambda p: p.spec.node_name == self.node_name),
                           key=lambda p: (p.metadata.creation_timestamp, p.metadata.name))
@@ -138,6 +144,73 @@ class Kubelet:
                 ctx.env.process(self._plugin_reregisters())
             elif not restarted and container and not self.plugin.running:
                 self.plugin.start(self.dm)
+
+    def _publish_resource_slices(self) -> None:
+        """A registered DRA kubelet plugin publishes its node's ResourceSlice (kubeletplugin's ResourceSlice
+        controller); an existing slice of the driver for this node is kept."""
+        for driver, plugin in sorted(self.dra_plugins.items()):
+            mine = self.ctx.api.list("ResourceSlice", lambda s: s.spec.driver == driver
+                                     and s.spec.node_name == self.node_name)
+            if not mine:
+                self.ctx.api.create(plugin.resource_slice(self.ctx.api.rng))
+                self.ctx.trace.add(self.ctx.now, f"{driver}/{self.node_name}", "resourceslice.(*Controller).sync",
+                                   f"Node {self.node_name}", "Success")
+
+    def _prepare_dynamic_resources(self, pod: Pod) -> Optional[str]:
+        """cm/dra ManagerImpl.PrepareResources: every claim of the pod must be allocated and reserved for it; the
+        drivers' NodePrepareResources return CDI device ids, which go to the containers that reference the
+        claim (``resources.claims``, optionally one request). Returns an error text, or None."""
+        ns, uid = pod.metadata.namespace, pod.metadata.uid
+        claims = []
+        for rc in pod.spec.resource_claims:
+            name = rc.resource_claim_name or next((s.resource_claim_name for s in pod.status.resource_claim_statuses
+                                                   if s.name == rc.name), None)
+            if name is None:
+                continue
+            claim = self.ctx.api.get("ResourceClaim", ns, name)
+            if claim is None:
+                return f'fetch ResourceClaim {ns}/{name}: resourceclaims.resource.k8s.io "{name}" not found'
+            if not any(r.uid == uid for r in claim.status.reserved_for) or claim.status.allocation is None:
+                return f"pod {ns}/{pod.metadata.name} ({uid}) is not allowed to use ResourceClaim {ns}/{name}"
+            claims.append((rc.name, claim))
+        prepared: dict[str, list] = {}
+        for _, claim in claims:
+            for driver in sorted({r.driver for r in claim.status.allocation.devices.results}):
+                plugin = self.dra_plugins.get(driver)
+                if plugin is None:
+                    return f"DRA driver {driver} is not registered"
+                prepared.update(plugin.node_prepare_resources([claim]))
+        self.dra_prepared[uid] = prepared
+        by_name = dict(claims)
+        cdi: dict[str, list[str]] = {}
+        for c in pod.spec.containers:
+            for ref in (c.resources.claims if c.resources else []):
+                claim = by_name.get(ref.name)
+                for dev in prepared.get(claim.metadata.uid, []) if claim is not None else []:
+                    if not ref.request or ref.request in dev.request_names or \
+                            any(r.startswith(ref.request + "/") for r in dev.request_names):
+                        cdi.setdefault(c.name, []).extend(i for i in dev.cdi_device_ids if i not in cdi.get(c.name, []))
+        self.dra_cdi_devices[uid] = cdi
+        for devs in prepared.values():
+            for dev in devs:
+                self.ctx.hold(self.node_name, "gpu.nvidia.com", dev.uuid, pod, dev.minor)
+        self.ctx.trace.add(self.ctx.now, self.component, "dra.(*ManagerImpl).PrepareResources",
+                           f"Pod {ns}/{pod.metadata.name}", "Success",
+                           cdi_devices=cdi, env={"NVIDIA_VISIBLE_DEVICES": "void"} if cdi else {})
+        return None
+
+    def _unprepare_dynamic_resources(self, pod: Pod) -> None:
+        """cm/dra ManagerImpl.UnprepareResources: a claim no other active pod on the node uses is unprepared."""
+        prepared = self.dra_prepared.pop(pod.metadata.uid, None)
+        self.dra_cdi_devices.pop(pod.metadata.uid, None)
+        if not prepared:
+            return
+        in_use = {c for u, claims in self.dra_prepared.items() if u in self.active for c in claims}
+        done = [c for c in prepared if c not in in_use]
+        for plugin in self.dra_plugins.values():
+            plugin.node_unprepare_resources(done)
+        self.ctx.trace.add(self.ctx.now, self.component, "dra.(*ManagerImpl).UnprepareResources",
+                           f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success", claims=sorted(done))
 
     def _state_changed(self) -> None:
         for listener in list(self.state_listeners):
@@ -427,6 +500,16 @@ class Kubelet:
             yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
             if not self.up or pod.metadata.uid not in self.active:
                 return
+        while pod.spec.resource_claims:
+            err = self._prepare_dynamic_resources(pod)
+            if err is None:
+                break
+            # the pod worker retries; the pod stays ContainerCreating (not Failed, unlike an admission error)
+            ctx.event(pod, WARNING, "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {err}",
+                      self.source)
+            yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
+            if not self.up or pod.metadata.uid not in self.active:
+                return
         plugin, dm = self.plugin, self.dm
         for res, srv in (plugin.servers.items() if plugin is not None and dm is not None else ()):
             ep = dm.endpoints.get(res)
@@ -614,6 +697,7 @@ class Kubelet:
             self._used[k] -= v
         if self.topology_manager is not None:
             self.topology_manager.remove_pod(pod.metadata.uid)
+        self._unprepare_dynamic_resources(pod)
         if self.dm is not None:
             freed = self.dm.devices_of(pod.metadata.uid)
             self.dm.update_allocated_devices(set(self.active))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .plugins import (capacityscheduling, coscheduling, gangscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
+from .plugins import (capacityscheduling, coscheduling, dynamicresources, gangscheduling, defaultbinder, defaultpreemption, hami, interpodaffinity, nodeaffinity, nodename, nodeports, noderesources,
                       noderesourcetopology,
                       nodeunschedulable, podtopologyspread, queuesort, schedulinggates, tainttoleration)
 from .plugins import (bestfitscore, dotproductscore, fgdscore, gpuclusteringscore, gpupackingscore, opengpushare,
@@ -42,6 +42,7 @@ def in_tree_registry() -> Registry:
     r.register(podtopologyspread.NAME, podtopologyspread.new)
     r.register(interpodaffinity.NAME, interpodaffinity.new)
     r.register(noderesources.BALANCED_NAME, noderesources.new_balanced)
+    r.register(dynamicresources.NAME, dynamicresources.new)
     r.register(defaultpreemption.NAME, defaultpreemption.new)
     r.register(defaultbinder.NAME, defaultbinder.new)
     r.register(hami.NAME, hami.new)   # HAMi's scheduler fit: opt-in, not in DEFAULT_PLUGINS
@@ -60,6 +61,6 @@ def in_tree_registry() -> Registry:
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", 0),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("DefaultBinder", 0),
 ]

@@ -41,7 +41,7 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPer
 MAX_MESSAGE = 1024                          # handleSchedulingFailure truncates event messages
 # PreEnqueue plugins every pod passes unless it carries a gate; a profile with only these does not trace
 # PreEnqueue outcomes that let the pod in (a gated pod is traced either way)
-UNTRACED_PRE_ENQUEUE = frozenset({"SchedulingGates"})
+UNTRACED_PRE_ENQUEUE = frozenset({"SchedulingGates", "DynamicResources"})
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -162,7 +162,7 @@ class AttemptLog:
 
     def __getitem__(self, i):
         return self.last if i == -1 else self._all()[i]
-WATCHED_CUSTOM_RESOURCES = ("NodeResourceTopology",)
+WATCHED_CUSTOM_RESOURCES = ("NodeResourceTopology", "ResourceClaim", "ResourceSlice", "DeviceClass")
 
 
 class Scheduler:

@@ -6,7 +6,7 @@ keeps upstream's per-node plugin interface (what the course teaches) and adds th
 computes the *same* decisions with numpy over all nodes at once: NodeUnschedulable, NodeName,
 TaintToleration, NodeAffinity (required), NodeResourcesFit (Filter and the three scoring
 strategies), NodeResourcesBalancedAllocation, and NodePorts/PodTopologySpread/InterPodAffinity when their
-PreFilter/PreScore say Skip. Anything else falls back to the per-node path. tests/test_vectorized.py
+PreFilter/PreScore say Skip (DynamicResources too, for pods without claims). Anything else falls back to the per-node path. tests/test_vectorized.py
 checks, over random clusters, that both paths choose the same nodes with the same statuses and scores.
 """
 from __future__ import annotations
@@ -21,8 +21,9 @@ from .plugins import nodeaffinity, nodeunschedulable, noderesources, tainttolera
 from .plugins.helper import find_untolerated
 
 FILTERS = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-           "PodTopologySpread", "InterPodAffinity"}
-SKIP_ONLY = {"NodePorts", "PodTopologySpread", "InterPodAffinity"}   # vectorised only when they Skip
+           "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
+# vectorised only when they Skip (DynamicResources skips pods without ResourceClaims)
+SKIP_ONLY = {"NodePorts", "PodTopologySpread", "InterPodAffinity", "DynamicResources"}
 SCORES = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
           "PodTopologySpread", "InterPodAffinity"}
 SCORE_SKIP_ONLY = {"NodeAffinity", "PodTopologySpread", "InterPodAffinity"}

@@ -222,7 +222,8 @@ def describe_pod(result, name: str, namespace: str = "default") -> str:
 
 
 def result_devices(result, pod) -> dict[str, list[str]]:
-    """container → device IDs, from the AllocResp the kubelet checkpointed (or the holdings record)."""
+    """container → device IDs, from the AllocResp the kubelet checkpointed (or the holdings record). A pod with
+    ResourceClaims gets its GPUs through CDI (the DRA driver's spec sets NVIDIA_VISIBLE_DEVICES=void): none here."""
     out: dict[str, list[str]] = {}
     kl = result.kubelets.get(pod.spec.node_name)
     if kl is None:
@@ -231,7 +232,7 @@ def result_devices(result, pod) -> dict[str, list[str]]:
         if e["PodUID"] == pod.metadata.uid:
             ids = list(dict.fromkeys(i for g in e["DeviceIDs"].values() for i in g))
             out.setdefault(e["ContainerName"], []).extend(ids)
-    if not out:
+    if not out and not pod.spec.resource_claims:
         for h in result.ctx.holdings:
             if h.pod == pod.metadata.name and h.namespace == pod.metadata.namespace:
                 out.setdefault(pod.spec.containers[0].name, []).append(h.device)
