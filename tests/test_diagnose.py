@@ -139,3 +139,34 @@ def test_node_bring_up_example(capsys):
     assert main(["run", "examples/node-bring-up.yaml", "-n", "gpu-operator"]) == 0
     table = capsys.readouterr().out
     assert "Init:0/4" in table and "CrashLoopBackOff" in table
+
+
+JOB3 = """---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: workers}
+spec:
+  parallelism: 3
+  completions: 3
+  template:
+    metadata: {annotations: {gpusim.io/duration: 10m}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: w, image: pytorch/pytorch, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+
+
+def test_job_name_diagnoses_its_first_pod_that_is_not_running():
+    r = sim(POLICY, pool(gpus=2), JOB3, until="5m")
+    d = diagnose_pod(r, "workers")
+    pending = [p for p in r.api.list("Pod", lambda p: p.metadata.name.startswith("workers-"))
+               if not p.spec.node_name]
+    assert len(pending) == 1
+    assert d.target.startswith("Job default/workers (3 pods), Pod default/" + pending[0].metadata.name)
+    assert d.root_cause == "gpus-busy" and "Insufficient nvidia.com/gpu" in d.render()
+
+
+def test_job_name_with_all_pods_running_has_no_findings():
+    d = diagnose_pod(sim(POLICY, pool(gpus=4), JOB3), "workers")
+    assert d.findings == [] and d.target.startswith("Job default/workers (3 pods), Pod default/workers-")

@@ -111,7 +111,7 @@ def test_allocation_follows_the_scheduler_and_shares_a_gpu():
 
 def test_exclusive_pods_and_unschedulable_message():
     r = run(text=(CFG + pod("a") + pod("b") + pod("c")), until=60)
-    assert [r.pod(n).status.phase for n in "abc"] == ["Running", "Running", ""]
+    assert [r.pod(n).status.phase for n in "abc"] == ["Running", "Running", "Pending"]
     msgs = [e.message for e in r.events.for_object("Pod", "default", "c") if e.reason == "FailedScheduling"]
     assert msgs and "1 2/2 CardInsufficientMemory." in msgs[-1]  # exclusive = 100 % memory: memory is checked first
 

@@ -281,3 +281,17 @@ def test_preempt_discards_the_evictions_of_a_node_where_the_preemptor_still_does
         node("n1", "2", "4Gi"), node("n2", "2", "4Gi"), queue("q1", ("3", "4Gi"))]
     _, evicted = first_decisive_session(docs)
     assert evicted == {"c1/b1"}
+
+
+def test_preempt_tries_nodes_in_node_order_score_order():
+    """normalPreempt walks util.SortNodes(util.PrioritizeNodes(...)): highest node-order score first. Both nodes
+    free enough CPU by evicting their one low-priority task; nodeorder's leastrequested prefers n2 (100Gi of
+    memory, almost all free) over n1 (2Gi), so b1 on n2 is evicted although n1 comes first by name."""
+    docs = namespaces("c1") + [
+        conf("preempt", PREEMPT_PLUGINS + ["nodeorder"]), PRIORITY_CLASSES,
+        pg("pg1", "c1", "q1", 0, {}, "low-priority"), pg("pg2", "c1", "q1", 1, {"": 1}, "high-priority"),
+        pod("c1", "a1", "pg1", "2", "1G", node_name="n1"), pod("c1", "b1", "pg1", "2", "1G", node_name="n2"),
+        preemptor("preemptor1", "pg2", "2", "1G"),
+        node("n1", "2", "2Gi"), node("n2", "2", "100Gi"), queue("q1")]
+    _, evicted = first_decisive_session(docs)
+    assert evicted == {"c1/b1"}

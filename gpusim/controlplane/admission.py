@@ -9,6 +9,8 @@ from ..api.scheduling_v1 import PriorityClass
 
 def admit_pod(pod: Pod, classes: dict[str, PriorityClass], system: dict[str, int]) -> None:
     s = pod.spec
+    # registry/core/pod/strategy.go PrepareForCreate: a new pod's status starts at phase Pending.
+    pod.status.phase = pod.status.phase or "Pending"
     s.scheduler_name = s.scheduler_name or DEFAULT_SCHEDULER_NAME
     s.restart_policy = s.restart_policy or "Always"
     if s.termination_grace_period_seconds is None:

@@ -116,8 +116,9 @@ def _ev(e: Any) -> str:
 
 
 def diagnose_pod(result: Any, name: str, namespace: str = "default") -> Diagnosis:
-    """The chain of causes for pod ``namespace/name`` (or, when no such pod exists, for the Job ``name``
-    whose pods were never created: Kueue keeps it suspended, Volcano's PodGroup waits)."""
+    """The chain of causes for pod ``namespace/name``. When no such pod exists but a Job (batch or Volcano)
+    ``name`` does: its first pod that is neither Running nor Succeeded (by name; the first pod when all are
+    fine), or, when it has no pods, why none were created (Kueue keeps it suspended, Volcano's PodGroup waits)."""
     pod = result.api.get("Pod", namespace, name)
     findings: list[Finding] = []
     if pod is None:
@@ -125,6 +126,12 @@ def diagnose_pod(result: Any, name: str, namespace: str = "default") -> Diagnosi
         vjob = result.api.get("Job.batch.volcano.sh", namespace, name)
         if job is None and vjob is None:
             raise KeyError(f'pods "{name}" not found in namespace "{namespace}"')
+        pods = sorted(result.api.list("Pod", lambda p: p.metadata.namespace == namespace and any(
+            o.name == name and o.kind == "Job" for o in p.metadata.owner_references)), key=lambda p: p.metadata.name)
+        if pods:
+            pick = next((p for p in pods if p.status.phase not in ("Running", "Succeeded")), pods[0])
+            d = diagnose_pod(result, pick.metadata.name, namespace)
+            return Diagnosis(f"Job {namespace}/{name} ({len(pods)} pods), {d.target}", d.status, d.findings)
         _queue_layer(result, namespace, name, findings)
         return Diagnosis(f"Job {namespace}/{name}", "no pods created", findings)
     owner = next((o.name for o in pod.metadata.owner_references), None)

@@ -3,11 +3,11 @@ queue: a starving job's pending task may evict Running, preemptable (``volcano.s
 true) tasks of other jobs in its queue that the Preemptable plugins allow (priority: lower job priority; gang:
 a job keeps minAvailable; drf: shares; conformance: no critical pods), in BuildVictimsPriorityQueue order, until
 the preemptor fits (``preemptorFitsOnNode``: its queue's Allocatable, the node's future idle resources and the
-predicates); on the first node (sorted by name) where it then fits the task is pipelined, and only that node's
+predicates); on the first node in node-order score order (util.PrioritizeNodes and SortNodes: highest score first, equal
+scores in the session's node order) where it then fits the task is pipelined, and only that node's
 evictions join the job's statement: a node where it still does not fit gets its evictions discarded (upstream's
 per-node statement of volcano#5010, merged to master in February 2026; before it a node's evictions stayed in the
-job's statement even where the preemptor then did not fit). Upstream tries the nodes by node-order score; gpusim
-by name. A preemptor whose ``preemptionPolicy`` is ``Never`` does not preempt (taskEligibleToPreempt; its
+job's statement even where the preemptor then did not fit). A preemptor whose ``preemptionPolicy`` is ``Never`` does not preempt (taskEligibleToPreempt; its
 nominated-node check is not modelled). The statement is committed if the job is then JobPipelined, else discarded. Preemption between tasks of one job is not simulated. A job with a
 ``networkTopology`` does not preempt (upstream skips it: volcano-sh/volcano issue 4374)."""
 from __future__ import annotations
@@ -33,9 +33,9 @@ def _preempt(ssn, stmt: Statement, preemptor, job) -> bool:
                   "not eligible to preempt other tasks due to preemptionPolicy is Never")
         return False
     queue = ssn.queues[job.queue]
-    for node in ssn.nodes.values():
-        if ssn.predicate_fn(preemptor, node):
-            continue
+    feasible = [n for n in ssn.nodes.values() if not ssn.predicate_fn(preemptor, n)]   # PredicateNodes
+    scores = ssn.node_order_fn(preemptor, feasible) if feasible else {}                  # PrioritizeNodes
+    for node in sorted(feasible, key=lambda n: -scores[n.name]):   # util.SortNodes: score descending, ties in order
         candidates = []
         for t in sorted(node.tasks.values(), key=lambda t: (t.namespace, t.name)):
             if t.status != RUNNING or not t.preemptable or t.job == job.uid:
