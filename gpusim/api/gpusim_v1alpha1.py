@@ -45,7 +45,8 @@ class SimulationSpec:
 # GenericWorkload serves the native gang API — 1.35: scheduling.k8s.io/v1alpha1 Workload and pod spec.workloadRef;
 # 1.36: scheduling.k8s.io/v1alpha2 Workload and PodGroup and pod spec.schedulingGroup; GangScheduling adds the
 # in-tree GangScheduling plugin to the default profile. Both alpha (off by default) in 1.35 and 1.36.
-FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35)}
+FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35),
+                                             "TaintTolerationComparisonOperators": (1, 35)}
 # gpusim's own check: GangScheduling reads Workloads, which only exist with GenericWorkload (UNVERIFIED
 # whether kube-scheduler itself refuses the combination).
 GATE_DEPENDENCIES: dict[str, str] = {"GangScheduling": "GenericWorkload"}

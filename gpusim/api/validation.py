@@ -430,9 +430,26 @@ def validate_pod_level_resources(spec: PodSpec, path: str) -> Errors:
                    f"aggregate container requests of {format_quantity(agg[name], binary=name != 'cpu')}"))
 
 
-def validate_toleration(t: Toleration, path: str) -> Errors:
-    if t.operator not in ("", "Equal", "Exists"):
-        yield f"{path}.operator", unsupported(t.operator, ("Equal", "Exists"))
+DECIMAL_INTEGER_MSG = "must be a valid decimal integer in canonical form"   # apimachinery validate/content
+
+
+def is_decimal_integer(value: str) -> bool:
+    """apimachinery pkg/api/validate/content IsDecimalInteger: "0" or an optional "-" then 1-9 then digits
+    (no leading zeros, no "+"), within int64 (strconv.ParseInt)."""
+    if not re.fullmatch(r"0|-?[1-9][0-9]*", value or ""):
+        return False
+    return -(2 ** 63) <= int(value) < 2 ** 63
+
+
+def validate_toleration(t: Toleration, path: str, allow_comparison_operators: bool = False) -> Errors:
+    """validateTolerations (pkg/apis/core/validation/validation.go). ``Lt``/``Gt`` (KEP-5471, alpha since 1.35,
+    feature gate TaintTolerationComparisonOperators: PodValidationOptions.AllowTaintTolerationComparisonOperators)
+    need the gate and a decimal-integer value."""
+    ops = ("Equal", "Exists", "Gt", "Lt") if allow_comparison_operators else ("Equal", "Exists")
+    if t.operator not in ("", *ops):
+        yield f"{path}.operator", unsupported(t.operator, ops)
+    elif t.operator in ("Gt", "Lt") and not is_decimal_integer(t.value):
+        yield f"{path}.value", invalid(t.value, DECIMAL_INTEGER_MSG)
     if t.operator == "Exists" and t.value:
         yield f"{path}.operator", invalid(t.value, "value must be empty when `operator` is 'Exists'")
     if t.effect and t.effect not in TAINT_EFFECTS:
@@ -444,7 +461,7 @@ def validate_taint(t: Taint, path: str) -> Errors:
         yield f"{path}.effect", unsupported(t.effect, TAINT_EFFECTS)
 
 
-def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
+def validate_pod_spec(spec: PodSpec, path: str, allow_comparison_operators: bool = False) -> Errors:
     if not spec.containers:
         yield f"{path}.containers", "Required value"
     seen: set[str] = set()
@@ -469,7 +486,7 @@ def validate_pod_spec(spec: PodSpec, path: str) -> Errors:
     if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
         yield f"{path}.restartPolicy", unsupported(spec.restart_policy, RESTART_POLICIES)
     for i, t in enumerate(spec.tolerations):
-        yield from validate_toleration(t, f"{path}.tolerations[{i}]")
+        yield from validate_toleration(t, f"{path}.tolerations[{i}]", allow_comparison_operators)
     if spec.preemption_policy not in (None, "PreemptLowerPriority", "Never"):
         yield f"{path}.preemptionPolicy", unsupported(spec.preemption_policy, ("Never", "PreemptLowerPriority"))
     if spec.affinity and spec.affinity.node_affinity:
@@ -541,17 +558,17 @@ def validate_node_field_selector_requirement(r, path: str) -> Errors:
                 yield f"{path}.values[{i}]", invalid(v, DNS1123_SUBDOMAIN_MSG)
 
 
-def validate_pod(pod: Pod) -> Errors:
+def validate_pod(pod: Pod, allow_comparison_operators: bool = False) -> Errors:
     yield from validate_annotations(pod.metadata.annotations, "metadata.annotations")
     ann = pod.metadata.annotations
     if any(k in ann for k in TRAINING_REQUIRED) and ANNOTATION_TRAINING_GROUP not in ann \
             and not ({"job-name", "batch.kubernetes.io/job-name"} & set(pod.metadata.labels)):
         yield (f"metadata.annotations[{ANNOTATION_TRAINING_GROUP}]",
                "Required value: a training worker outside a Job names its group")
-    yield from validate_pod_spec(pod.spec, "spec")
+    yield from validate_pod_spec(pod.spec, "spec", allow_comparison_operators)
 
 
-def validate_job(job: Job) -> Errors:
+def validate_job(job: Job, allow_comparison_operators: bool = False) -> Errors:
     s = job.spec
     for fld, v in (("parallelism", s.parallelism), ("completions", s.completions), ("backoffLimit", s.backoff_limit)):
         if v is not None and v < 0:
@@ -559,6 +576,6 @@ def validate_job(job: Job) -> Errors:
     yield from validate_annotations(job.metadata.annotations, "metadata.annotations")
     yield from validate_annotations(s.template.metadata.annotations, "spec.template.metadata.annotations")
     yield from validate_object_meta(s.template.metadata, "spec.template.metadata")
-    yield from validate_pod_spec(s.template.spec, "spec.template.spec")
+    yield from validate_pod_spec(s.template.spec, "spec.template.spec", allow_comparison_operators)
     if s.template.spec.restart_policy not in ("OnFailure", "Never"):
         yield "spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"'

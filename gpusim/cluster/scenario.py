@@ -18,7 +18,7 @@ from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, Node
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
-from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, validate_feature_gates
+from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, gate_enabled, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
 from ..api.nvidia_v1 import ClusterPolicy, section_enabled, validate_cluster_policy
@@ -421,8 +421,9 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
     for obj in [*sc.pods, *sc.jobs, *sc.configmaps, *sc.pdbs, *sc.pod_groups]:
         if obj.metadata.namespace not in namespaces:
             raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
+    comparison_operators = gate_enabled(sc.simulation.spec, "TaintTolerationComparisonOperators")
     for pod in sc.pods:
-        raise_all(pod, sc.source(pod), validate_pod(pod))
+        raise_all(pod, sc.source(pod), validate_pod(pod, comparison_operators))
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
     for pdb in sc.pdbs:
         raise_all(pdb, sc.source(pdb), validate_pdb(pdb))
@@ -441,7 +442,7 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
                        "defined)")
         quota_of[eq.metadata.namespace] = eq.metadata.name
     for job in sc.jobs:
-        raise_all(job, sc.source(job), validate_job(job))
+        raise_all(job, sc.source(job), validate_job(job, comparison_operators))
         _check_pod_refs(job, job.spec.template.spec, "spec.template.spec", sc, classes, nodes)
     errors.priority_classes = classes
     errors.nodes = nodes

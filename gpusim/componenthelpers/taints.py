@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+from ..api.validation import is_decimal_integer
+
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")     # kueue pkg/util/taints IsSchedulingTaint
 
 
 def tolerates(tol: Any, taint: Any) -> bool:
-    """Toleration.ToleratesTaint: effect (empty = any), key (empty = any, only with Exists), then Exists or
-    Equal (the default operator) on the value."""
+    """Toleration.ToleratesTaint: effect (empty = any), key (empty = any, only with Exists), then Exists,
+    Equal (the default operator) on the value, or Lt/Gt (TaintTolerationComparisonOperators; validation admits
+    them only with the gate on): the taint's value compared as a decimal integer with the toleration's
+    (``Lt``: taint < toleration, ``Gt``: taint > toleration; a value that is not one never matches)."""
     if tol.effect and tol.effect != taint.effect:
         return False
     if tol.key and tol.key != taint.key:
@@ -17,7 +21,11 @@ def tolerates(tol: Any, taint: Any) -> bool:
     op = tol.operator or "Equal"
     if op == "Exists":
         return True
-    return op == "Equal" and (tol.value or "") == (taint.value or "")
+    if op == "Equal":
+        return (tol.value or "") == (taint.value or "")
+    if op in ("Lt", "Gt") and is_decimal_integer(tol.value) and is_decimal_integer(taint.value):
+        return int(taint.value) < int(tol.value) if op == "Lt" else int(taint.value) > int(tol.value)
+    return False
 
 
 def taint_string(taint: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ..componenthelpers.taints import tolerates
 from . import resources
 from .cache import Node
 from .resources import FlavorResource
@@ -84,15 +85,7 @@ def _taint_str(t: Any) -> str:
 
 
 def _tolerates(tolerations: list[Any], t: Any) -> bool:
-    for tol in tolerations:
-        if tol.effect and tol.effect != t.effect:
-            continue
-        if tol.operator == "Exists":
-            if not tol.key or tol.key == t.key:
-                return True
-        elif tol.key == t.key and tol.value == t.value:
-            return True
-    return False
+    return any(tolerates(tol, t) for tol in tolerations)
 
 
 def flavor_mismatch(flavor: Any, pod_spec: Any) -> Optional[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.gpusim_v1alpha1 import gate_enabled
 from ..api.batch_volcano_sh_v1alpha1 import Job, default_job, validate_job
 from ..api.scheme import ObjectErrors
 from ..api.scheduling_volcano_sh_v1beta1 import (DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION, PodGroup, default_pod_group,
@@ -80,7 +81,8 @@ def check(sc: Any, errors: ObjectErrors) -> None:
         for i, t in enumerate(job.spec.tasks):
             path = f"spec.tasks[{i}].template"
             errors.raise_all(job, validate_annotations(t.template.metadata.annotations, f"{path}.metadata.annotations"))
-            errors.raise_all(job, validate_pod_spec(t.template.spec, f"{path}.spec"))
+            errors.raise_all(job, validate_pod_spec(t.template.spec, f"{path}.spec", gate_enabled(
+                sc.simulation.spec, "TaintTolerationComparisonOperators")))
             if t.template.spec.node_name and t.template.spec.node_name not in errors.nodes:
                 raise errors.err(job, f"{path}.spec.nodeName", f'Not found: "{t.template.spec.node_name}": no such node '
                                  "in the scenario")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...api.core_v1 import Taint, Toleration
+from ...componenthelpers.taints import tolerates
 from ..framework import MAX_NODE_SCORE
 
 
@@ -15,19 +16,6 @@ def default_normalize_score(scores: dict[str, int], reverse: bool) -> dict[str, 
         v = MAX_NODE_SCORE * s // mx
         out[n] = MAX_NODE_SCORE - v if reverse else v
     return out
-
-
-def tolerates(tol: Toleration, taint: Taint) -> bool:
-    """v1 Toleration.ToleratesTaint."""
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator == "Exists":
-        return True
-    if tol.operator in ("", "Equal"):
-        return tol.value == taint.value
-    return False
 
 
 def find_untolerated(taints: list[Taint], tolerations: list[Toleration], effects: tuple[str, ...]) -> Taint | None:
