@@ -100,7 +100,7 @@ ALLOC = {"cpu": 8000, "memory": 64 * 2**30, GPU: 4}
     ({"binpack.weight": 10, "binpack.resources": GPU, f"binpack.resources.{GPU}": 5}, {"cpu": 2000, GPU: 2},
      10 * 100 * (3000 / 8000 + 5 * 3 / 4) / 6),
     ({"binpack.resources": GPU}, {"cpu": 2000, GPU: 0}, 100 * (3000 / 8000 + 1 / 4) / 2),
-    ({"binpack.resources": GPU}, {"cpu": 2000, GPU: 4}, 0.0),                           # GPU over capacity
+    ({"binpack.resources": GPU}, {"cpu": 2000, GPU: 4}, 100 * (3000 / 8000 + 0) / 2),   # GPU over capacity: 0, weight counts
     ({"binpack.cpu": 0, "binpack.resources": GPU}, {"cpu": 2000, GPU: 2}, 100 * (0 + 3 / 4) / 1),
     ({"binpack.resources": GPU, f"binpack.resources.{GPU}": -3}, {"cpu": 2000, GPU: 2}, 100 * (3000 / 8000 + 3 / 4) / 2),
 ])

@@ -1,8 +1,8 @@
 """binpack (mirrors volcano-sh/volcano pkg/scheduler/plugins/binpack/binpack.go): prefer the fullest node.
 
 For each resource the task requests (> 0) that has a weight: ``s_r = w_r × (used_r + request_r) /
-allocatable_r`` (a node where used + request exceeds allocatable scores 0 altogether); the node's score is
-``(Σ s_r / Σ w_r) × 100 × binpack.weight``. Arguments: ``binpack.weight`` (1), ``binpack.cpu`` (1),
+allocatable_r`` (0 where used + request exceeds allocatable or the node has none of r; its weight still
+counts); the node's score is ``(Σ s_r / Σ w_r) × 100 × binpack.weight``. Arguments: ``binpack.weight`` (1), ``binpack.cpu`` (1),
 ``binpack.memory`` (1), ``binpack.resources`` (comma-separated extended resources) and
 ``binpack.resources.<name>`` (1; a negative weight becomes 1).
 """
@@ -30,13 +30,13 @@ def weights(args: dict) -> tuple[int, dict[str, int]]:
     return arg_int(args, "binpack.weight", 1), w
 
 
-def resource_score(request: float, capacity: float, used: float, weight: int) -> float | None:
-    """ResourceBinPackingScore; None when the node would be over capacity."""
+def resource_score(request: float, capacity: float, used: float, weight: int) -> float:
+    """ResourceBinPackingScore: 0 without capacity or weight, and 0 when the node would be over capacity."""
     if capacity == 0 or weight == 0:
         return 0.0
     final = request + used
     if final > capacity:
-        return None
+        return 0.0
     return final * weight / capacity
 
 
@@ -46,10 +46,7 @@ def score(request: dict, allocatable: dict, used: dict, binpack_weight: int, res
     for r, q in request.items():
         if q == 0 or r not in res_weights:
             continue
-        s = resource_score(q, allocatable.get(r, 0), used.get(r, 0), res_weights[r])
-        if s is None:
-            return 0.0
-        total += s
+        total += resource_score(q, allocatable.get(r, 0), used.get(r, 0), res_weights[r])
         wsum += res_weights[r]
     if wsum > 0:
         total /= wsum
