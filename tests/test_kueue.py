@@ -574,3 +574,39 @@ def test_block_admission_waits_for_pods_ready(block, second_at_zero):
     assert (times[1] == 0) is second_at_zero
     if block:
         assert times[1] == ready      # the next admission waits for the first workload's pods
+
+
+# --- partial admission and featureGates: refused, not ignored -------------------------------------------
+
+def test_partial_admission_min_count_is_rejected():
+    doc = wl("w", "a", "1", count=2).replace("    count: 2\n", "    count: 2\n    minCount: 1\n")
+    with pytest.raises(Exception) as e:
+        run(FLAVOR % "default", cq("a", "4"), doc)
+    assert 'Workload "default/w" is invalid: spec.podSets[0].minCount: Forbidden: partial admission' in str(e.value)
+
+
+def test_partial_admission_job_annotation_is_rejected():
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/queue-name: a}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "1"}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+    with pytest.raises(Exception) as e:
+        run(FLAVOR % "default", cq("a", "4"), job)
+    assert "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: Forbidden: partial admission" in str(e.value)
+
+
+def test_unknown_feature_gate_is_rejected():
+    with pytest.raises(Exception) as e:
+        run(config("featureGates: {NoSuchGate: true}\n"), FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
+    assert "featureGates.NoSuchGate: Unsupported value" in str(e.value)
+    assert "FairSharingPreemptWithinNominal" in str(e.value)

@@ -49,8 +49,3 @@ def test_fair_sharing_preemption_plan(case, gates, other, admitted, incoming, wa
         assert (p.status, p.reason) == ("True", reason)
     assert cond(r.api.get(WL, "default", "in"), "QuotaReserved").status == "True"
 
-
-def test_unknown_feature_gate_is_rejected():
-    with pytest.raises(Exception) as e:
-        run(config("featureGates: {NoSuchGate: true}\n"), FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
-    assert "featureGates.NoSuchGate" in str(e.value) and "FairSharingPreemptWithinNominal" in str(e.value)
