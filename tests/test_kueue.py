@@ -328,8 +328,14 @@ def test_fair_sharing_weighted_share(weight, used, share):
     assert r.api.get("ClusterQueue", "", "a").status.fair_sharing == {"weightedShare": share}
 
 
-def test_fair_sharing_preempts_the_queue_with_highest_share():
-    docs = [config("fairSharing: {}"), FLAVOR % "default",
+@pytest.mark.parametrize("gates,reason,human", [
+    # Kueue 0.19 default (FairSharingPreemptWithinNominal on): a0 stays within a's nominal quota, so it reclaims
+    ("", "InCohortReclamation", "due to reclamation within the cohort"),
+    ("featureGates: {FairSharingPreemptWithinNominal: false}\n", "InCohortFairSharing",
+     "due to Fair Sharing within the cohort"),
+])
+def test_fair_sharing_preempts_the_queue_with_highest_share(gates, reason, human):
+    docs = [config(gates + "fairSharing: {}"), FLAVOR % "default",
             cq("a", "3", "c", reclaim="Any"), cq("b", "3", "c", reclaim="Any"), cq("d", "3", "c", reclaim="Any")]
     docs += [wl(f"b{i}", "b", "1", at=f"{i}s") for i in range(6)]     # b borrows d's and a's quota
     docs += [wl(f"d{i}", "d", "1", at="10s") for i in range(3)]
@@ -337,8 +343,8 @@ def test_fair_sharing_preempts_the_queue_with_highest_share():
     r = run(*docs)
     assert admitted(r) == ["a0", "b0", "b1", "b2", "b3", "b4", "d0", "d1", "d2"]
     p = cond(workload(r, "b5"), "Preempted")
-    assert (p.status, p.reason) == ("True", "InCohortFairSharing")
-    assert "due to Fair Sharing within the cohort" in p.message
+    assert (p.status, p.reason) == ("True", reason)
+    assert human in p.message
     assert r.api.get("ClusterQueue", "", "b").status.fair_sharing == {"weightedShare": 223}   # ceil(2·1000/9)
 
 
@@ -568,3 +574,39 @@ def test_block_admission_waits_for_pods_ready(block, second_at_zero):
     assert (times[1] == 0) is second_at_zero
     if block:
         assert times[1] == ready      # the next admission waits for the first workload's pods
+
+
+# --- partial admission and featureGates: refused, not ignored -------------------------------------------
+
+def test_partial_admission_min_count_is_rejected():
+    doc = wl("w", "a", "1", count=2).replace("    count: 2\n", "    count: 2\n    minCount: 1\n")
+    with pytest.raises(Exception) as e:
+        run(FLAVOR % "default", cq("a", "4"), doc)
+    assert 'Workload "default/w" is invalid: spec.podSets[0].minCount: Forbidden: partial admission' in str(e.value)
+
+
+def test_partial_admission_job_annotation_is_rejected():
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/queue-name: a}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "1"}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+    with pytest.raises(Exception) as e:
+        run(FLAVOR % "default", cq("a", "4"), job)
+    assert "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: Forbidden: partial admission" in str(e.value)
+
+
+def test_unknown_feature_gate_is_rejected():
+    with pytest.raises(Exception) as e:
+        run(config("featureGates: {NoSuchGate: true}\n"), FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
+    assert "featureGates.NoSuchGate: Unsupported value" in str(e.value)
+    assert "FairSharingPreemptWithinNominal" in str(e.value)

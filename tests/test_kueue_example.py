@@ -17,7 +17,7 @@ def test_borrow_then_reclaim_by_fair_sharing():
     preempted = sorted(n for n, row in rows.items() if row["preemptions"])
     assert preempted == ["job-train-a3", "job-train-a4"]
     msgs = [e.message for e in r.events.log if e.reason == "Preempted"]
-    assert all("due to Fair Sharing within the cohort; preemptor path: /research/team-b; "
+    assert all("due to reclamation within the cohort; preemptor path: /research/team-b; "
                "preemptee path: /research/team-a" in m for m in msgs)
     usage = gs.cluster_queue_usage(r, "nvidia.com/gpu")
     assert usage["team-a/a100/nvidia.com/gpu"][:5] == [(0, 4), (60, 8), (120, 12), (180, 16), (600, 8)]

@@ -520,6 +520,18 @@ class KueueConfig:
     backoff_max_seconds: int = 3600
     fair_sharing: bool = False
     preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    # Configuration featureGates over KUEUE_FEATURE_GATES' defaults
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+
+    def enabled(self, gate: str) -> bool:
+        """features.Enabled(gate): the Configuration's value, else the Kueue 0.19 default."""
+        return self.feature_gates.get(gate, KUEUE_FEATURE_GATES[gate])
+
+
+# The Kueue 0.19 feature gates gpusim models, with their defaults (pkg/features/kube_features.go
+# defaultVersionedFeatureGates): FairSharingPreemptWithinNominal Beta since 0.17, on.
+FAIR_SHARING_PREEMPT_WITHIN_NOMINAL = "FairSharingPreemptWithinNominal"
+KUEUE_FEATURE_GATES: dict[str, bool] = {FAIR_SHARING_PREEMPT_WITHIN_NOMINAL: True}
 
 
 def parse_configuration(text: str) -> KueueConfig:
@@ -580,6 +592,18 @@ def parse_configuration(text: str) -> KueueConfig:
                                  "supported values: [LessThanOrEqualToFinalShare], [LessThanInitialShare], "
                                  "[LessThanOrEqualToFinalShare, LessThanInitialShare]")
             out.preemption_strategies = tuple(fs.preemption_strategies)
+    if cfg.feature_gates is not None:
+        if not isinstance(cfg.feature_gates, dict):
+            raise FieldError("featureGates", f"Invalid value: {cfg.feature_gates!r}: must be a map of gate name to bool")
+        for gate, v in cfg.feature_gates.items():
+            if gate not in KUEUE_FEATURE_GATES:
+                # upstream refuses a gate it does not know (featuregate SetFromMap "unrecognized feature gate");
+                # gpusim also refuses a real gate it does not model, rather than ignore it
+                raise FieldError(f"featureGates.{gate}", f'Unsupported value: "{gate}": gpusim models the Kueue '
+                                 f"feature gates {sorted(KUEUE_FEATURE_GATES)}")
+            if not isinstance(v, bool):
+                raise FieldError(f"featureGates.{gate}", f"Invalid value: {v!r}: must be true or false")
+            out.feature_gates[gate] = v
     return out
 
 

@@ -17,6 +17,14 @@ from ..api.validation import validate_taint
 NAMESPACE = CONFIG_NAMESPACE   # Kueue's installation creates it
 
 
+# Partial admission (KEP 420, feature gate PartialAdmission): a PodSet's minCount, set for a batch Job from this
+# annotation (pkg/controller/jobs/job/job_controller.go JobMinParallelismAnnotation). gpusim's flavor assigner
+# admits whole PodSets only, so it refuses the input rather than admit count pods where Kueue would admit fewer.
+JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
+PARTIAL_ADMISSION_UNSUPPORTED = ("Forbidden: partial admission (minCount) is not modelled by gpusim: Kueue would "
+                                 "admit between minCount and count pods, gpusim admits only the whole count; remove it")
+
+
 def needed(sc: Any) -> bool:
     """Whether the scenario holds a Kueue object (the installation, and its namespace, are then present)."""
     return any(k in sc.objects for k in KUEUE_KINDS + (Workload.RESOURCE,))
@@ -91,6 +99,8 @@ def configuration(sc: Any, errors: ObjectErrors) -> Optional[KueueConfig]:
             if ps.topology_request is not None:
                 errors.raise_all(wl, validate_pod_set_topology_request(
                     ps.topology_request, f"spec.podSets[{i}].topologyRequest", ps.count))
+            if ps.min_count is not None:
+                raise errors.err(wl, f"spec.podSets[{i}].minCount", PARTIAL_ADMISSION_UNSUPPORTED)
         if wl.spec.queue_name and (wl.metadata.namespace, wl.spec.queue_name) not in lqs:
             raise errors.err(wl, "spec.queueName", f'Not found: "{wl.spec.queue_name}": no LocalQueue '
                       f'"{wl.spec.queue_name}" in namespace "{wl.metadata.namespace}"')
@@ -102,6 +112,9 @@ def configuration(sc: Any, errors: ObjectErrors) -> Optional[KueueConfig]:
         from .jobframework import pod_count
         errors.raise_all(job, validate_tas_pod_set_request(job.spec.template.metadata.annotations,
                                                            "spec.template.metadata.annotations", pod_count(job)))
+        if JOB_MIN_PARALLELISM_ANNOTATION in job.metadata.annotations:
+            raise errors.err(job, f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]",
+                             PARTIAL_ADMISSION_UNSUPPORTED)
         q = job.metadata.labels[QUEUE_NAME_LABEL]
         if (job.metadata.namespace, q) not in lqs:
             raise errors.err(job, f"metadata.labels[{QUEUE_NAME_LABEL}]", f'Not found: "{q}": no LocalQueue "{q}" in '

@@ -57,9 +57,10 @@ class Policy:
 
 class Preemptor:
     def __init__(self, nodes: dict[str, Node], admitted: dict[str, dict[str, Info]], policies: dict[str, Policy],
-                 fair_sharing: bool = False, strategies: tuple[str, ...] = ()):
+                 fair_sharing: bool = False, strategies: tuple[str, ...] = (), preempt_within_nominal: bool = True):
         self.nodes, self.admitted, self.policies = nodes, admitted, policies
         self.fair_sharing, self.strategies = fair_sharing, strategies
+        self.preempt_within_nominal = preempt_within_nominal   # feature gate FairSharingPreemptWithinNominal
         # admitted workloads of each CQ kept in candidate order (priority, newest reservation first, UID), so
         # candidates stream out lazily and the greedy search stops as soon as the preemptor fits
         self._ordered: dict[str, list[tuple[tuple, Info]]] = {n: [] for n in nodes}
@@ -213,6 +214,11 @@ class Preemptor:
 
         def share_with_wl() -> float:
             return cq.weighted_share(req)
+        # fairsharing_preemption.go iterateWithFirstFsStrategy: a preemptor that stays within its nominal quota
+        # for every contested resource with the incoming workload counted
+        # (preemption.go queueWithinNominalInResourcesNeedingPreemption) reclaims each other ClusterQueue's
+        # candidates without consulting the strategies, reason InCohortReclamation
+        within_nominal = self.preempt_within_nominal and not any(cq.borrowing_with(fr, req.get(fr, 0)) for fr in frs)
         while not fits:
             order = sorted((n for n in by_cq if by_cq[n]), key=lambda n: (-self.nodes[n].weighted_share(), n))
             progressed = False
@@ -221,6 +227,8 @@ class Preemptor:
                 node = self.nodes[name]
                 if name == wl.cq:
                     ok, reason = True, IN_CLUSTER_QUEUE
+                elif within_nominal:
+                    ok, reason = True, IN_COHORT_RECLAMATION
                 else:
                     ok, reason = False, IN_COHORT_FAIR_SHARING
                     preemptor_share = share_with_wl()

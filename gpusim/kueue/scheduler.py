@@ -31,7 +31,8 @@ from typing import Any, Optional
 
 import simpy
 
-from ..api.kueue_x_k8s_io import Admission, KueueConfig, PodSetAssignment, RequeueState, Workload
+from ..api.kueue_x_k8s_io import (FAIR_SHARING_PREEMPT_WITHIN_NOMINAL, Admission, KueueConfig, PodSetAssignment,
+                                  RequeueState, Workload)
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
@@ -84,7 +85,8 @@ class Kueue:
             policies[n] = Policy(p.within_cluster_queue, p.reclaim_within_cohort, bwc.policy if bwc else "Never",
                                  bwc.max_priority_threshold if bwc else None)
         self.preemptor = Preemptor(self.nodes, self.admitted, policies, config.fair_sharing,
-                                   config.preemption_strategies)
+                                   config.preemption_strategies,
+                                   config.enabled(FAIR_SHARING_PREEMPT_WITHIN_NOMINAL))
         self._seq = 0
         self._kicked = False
         self._ns_cache: dict[tuple[str, str], bool] = {}   # namespaces' labels do not change in gpusim
