@@ -78,6 +78,7 @@ _LAZY = {
                            "describe_workload"],
     "gpusim.experiments.sharing": ["compare_sharing", "sharing_widget"],
     "gpusim.views.diagnose": ["diagnose_pod"],
+    "gpusim.views.dra": ["claim_paths", "claim_path_table", "plot_claim_paths"],
     "gpusim.views.dcgm": ["dcgm_exposition", "dcgm_alerts", "alerts_table", "plot_gpu_metric"],
     "gpusim.records": ["dcgm_samples", "dcgm_series"],
     "gpusim.views.topology": ["draw_node", "draw_group_ring", "plot_run_step_time", "topo_m", "pod_gpus",
