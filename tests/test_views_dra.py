@@ -49,3 +49,35 @@ def test_table_and_figure(run):
     ax = plot_claim_paths(run)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["DeviceClass", "ResourceSlice", "Device", "CDI id"]
     assert len(ax.get_yticklabels()) == 4
+
+
+@pytest.fixture(scope="module")
+def both():
+    return gs.compare_allocation()
+
+
+def test_device_plugin_vs_dra(both):
+    dp = {r["pod"]: r for r in gs.allocation_rows(both["device-plugin"])}
+    dra = {r["pod"]: r for r in gs.allocation_rows(both["dra"])}
+    # the device plugin's scheduler sees a count; DRA's sees the device and its attributes
+    assert {r["saw"] for r in dp.values()} == {"nvidia.com/gpu: 1"}
+    assert dra["train-0"]["saw"].startswith("claim train-0-gpu-") and "NVIDIA H100 80GB HBM3" in dra["train-0"]["saw"]
+    # one GPU per pod under the device plugin: the servers take both GPUs and both trainers wait
+    assert dp["infer-a"]["gpus"] != dp["infer-b"]["gpus"]
+    assert "Insufficient nvidia.com/gpu" in dp["train-0"]["pending"]
+    # under DRA the servers share one claim's GPU, so train-0 starts at once and only train-1 waits
+    assert dra["infer-a"]["gpus"] == dra["infer-b"]["gpus"] != dra["train-0"]["gpus"]
+    assert dra["train-0"]["pending"] == ""
+    assert "cannot allocate all claims" in dra["train-1"]["pending"]
+
+
+def test_comparison_text_and_figure(both):
+    text = gs.format_allocation_comparison(both)
+    assert text.startswith("== device-plugin ==") and "== dra ==" in text
+    axes = gs.plot_allocation_comparison(both)
+    assert [a.get_title() for a in axes] == ["device-plugin: pods per GPU", "dra: pods per GPU"]
+
+
+def test_bad_allocation_is_refused():
+    with pytest.raises(ValueError, match="allocation must be one of device-plugin, dra"):
+        gs.allocation_scenario("mig")

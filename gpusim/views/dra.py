@@ -82,3 +82,69 @@ def plot_claim_paths(result, ax=None):
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_title("ResourceClaim path: DeviceClass → ResourceSlice → device → CDI")
     return ax
+
+
+def _what_scheduler_saw(result, pod, paths: dict) -> str:
+    """A container's ``nvidia.com/gpu`` count (device plugin) or the claimed devices with attributes (DRA)."""
+    counts = [str(c.resources.limits.get("nvidia.com/gpu")) for c in pod.spec.containers
+              if c.resources and c.resources.limits and "nvidia.com/gpu" in c.resources.limits]
+    if counts:
+        return "nvidia.com/gpu: " + "+".join(counts)
+    key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    r = paths.get(key)
+    if r is None:
+        return f"{len(pod.spec.resource_claims)} ResourceClaim(s), not allocated"
+    attrs = r["attributes"]
+    return (f'claim {r["claim"]}: {r["device"]} ({attrs.get("productName", "-")}, '
+            f'memory {r["capacity"].get("memory", "-")})')
+
+
+def allocation_rows(result) -> list[dict[str, Any]]:
+    """Per pod: what the scheduler matched (count or devices with attributes), node, GPU UUIDs, and the first
+    FailedScheduling message while it waited (upstream's ``0/N nodes are available: ...``)."""
+    paths = {}
+    for r in claim_paths(result):
+        paths.setdefault(r["pod"], r)
+    waits = {}
+    for e in result.events.log:
+        if e.reason == "FailedScheduling":
+            waits.setdefault(f"{e.object.namespace}/{e.object.name}", e.message)
+    rows = []
+    for p in sorted(result.pods(), key=lambda p: p.metadata.name):
+        key = f"{p.metadata.namespace}/{p.metadata.name}"
+        gpus = sorted({h.device for h in result.ctx.holdings if (h.namespace, h.pod) == (p.metadata.namespace,
+                                                                                          p.metadata.name)})
+        rows.append({"pod": p.metadata.name, "saw": _what_scheduler_saw(result, p, paths),
+                     "node": p.spec.node_name or "-", "gpus": gpus, "pending": waits.get(key, "")})
+    return rows
+
+
+def format_allocation_comparison(runs: dict) -> str:
+    """``{label: Result}`` side by side: one block per run of ``allocation_rows``."""
+    from .kubectl import _table
+    out = []
+    for label, result in runs.items():
+        rows = [["POD", "SCHEDULER SAW", "NODE", "GPU", "FIRST PENDING MESSAGE"]]
+        for r in allocation_rows(result):
+            rows.append([r["pod"], r["saw"], r["node"], ", ".join(g[:12] for g in r["gpus"]) or "-",
+                         r["pending"] or "-"])
+        out.append(f"== {label} ==\n" + _table(rows))
+    return "\n\n".join(out)
+
+
+def plot_allocation_comparison(runs: dict, axes=None):
+    """Which GPU each pod ran on, one panel per run (x: simulated minutes)."""
+    import matplotlib.pyplot as plt
+    if axes is None:
+        _, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 2.8), sharey=True)
+    for ax, (label, result) in zip(list(axes), runs.items()):
+        gpus = sorted({h.device for h in result.ctx.holdings})
+        for h in result.ctx.holdings:
+            end = result.end if h.end is None else h.end
+            ax.barh(gpus.index(h.device), (end - h.start) / 60, left=h.start / 60, height=0.35 + 0.1 *
+                    (h.pod.startswith("train")), alpha=0.6, label=h.pod)
+            ax.annotate(h.pod, (h.start / 60 + 1, gpus.index(h.device)), fontsize=7, va="center")
+        ax.set_yticks(range(len(gpus)), [g[:12] for g in gpus])
+        ax.set_xlabel("time (min)")
+        ax.set_title(f"{label}: pods per GPU")
+    return axes
