@@ -136,14 +136,19 @@ def plot_allocation_comparison(runs: dict, axes=None):
     """Which GPU each pod ran on, one panel per run (x: simulated minutes)."""
     import matplotlib.pyplot as plt
     if axes is None:
-        _, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 2.8), sharey=True)
+        _, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 2.8), sharex=True,
+                                 constrained_layout=True)
     for ax, (label, result) in zip(list(axes), runs.items()):
         gpus = sorted({h.device for h in result.ctx.holdings})
-        for h in result.ctx.holdings:
+        placed: list = []
+        for h in sorted(result.ctx.holdings, key=lambda h: (h.start, h.pod)):
             end = result.end if h.end is None else h.end
-            ax.barh(gpus.index(h.device), (end - h.start) / 60, left=h.start / 60, height=0.35 + 0.1 *
-                    (h.pod.startswith("train")), alpha=0.6, label=h.pod)
-            ax.annotate(h.pod, (h.start / 60 + 1, gpus.index(h.device)), fontsize=7, va="center")
+            # pods holding the same GPU at once (a shared claim) stack within the GPU's row
+            k = sum(1 for d, e in placed if d == h.device and e > h.start)
+            placed.append((h.device, end))
+            y = gpus.index(h.device) - 0.2 + 0.4 * k
+            ax.barh(y, (end - h.start) / 60, left=h.start / 60, height=0.35, alpha=0.6)
+            ax.annotate(h.pod, (h.start / 60 + 1, y), fontsize=7, va="center")
         ax.set_yticks(range(len(gpus)), [g[:12] for g in gpus])
         ax.set_xlabel("time (min)")
         ax.set_title(f"{label}: pods per GPU")
