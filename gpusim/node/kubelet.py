@@ -196,7 +196,12 @@ class Kubelet:
                 self.ctx.hold(self.node_name, "gpu.nvidia.com", dev.uuid, pod, dev.minor)
         self.ctx.trace.add(self.ctx.now, self.component, "dra.(*ManagerImpl).PrepareResources",
                            f"Pod {ns}/{pod.metadata.name}", "Success",
-                           cdi_devices=cdi, env={"NVIDIA_VISIBLE_DEVICES": "void"} if cdi else {})
+                           cdi_devices=cdi, env={"NVIDIA_VISIBLE_DEVICES": "void"} if cdi else {},
+                           claims=[{"claim": claim.metadata.name, "podClaimName": pod_claim, "request": r.request,
+                                    "deviceClassName": _device_class(claim, r.request), "driver": r.driver, "pool": r.pool, "device": r.device,
+                                    "cdiDeviceIDs": [i for d in prepared.get(claim.metadata.uid, [])
+                                                     if d.device_name == r.device for i in d.cdi_device_ids]}
+                                   for pod_claim, claim in claims for r in claim.status.allocation.devices.results])
         return None
 
     def _unprepare_dynamic_resources(self, pod: Pod) -> None:
@@ -705,3 +710,14 @@ class Kubelet:
             if freed:
                 self.ctx.trace.add(self.ctx.now, self.component, "devicemanager.(*ManagerImpl).UpdateAllocatedDevices",
                                    f"Pod {pod.metadata.namespace}/{pod.metadata.name}", "Success", freed=freed)
+
+
+def _device_class(claim, request: str) -> str:
+    """The DeviceClass of an allocation result's request (``<request>`` or ``<request>/<subrequest>``)."""
+    top, _, sub = request.partition("/")
+    for r in claim.spec.devices.requests:
+        if r.name == top:
+            if r.exactly is not None:
+                return r.exactly.device_class_name
+            return next((s.device_class_name for s in r.first_available if s.name == sub), "")
+    return ""
