@@ -527,19 +527,28 @@ def test_end_to_end_is_deterministic():
 def test_node_side_driver_slice_device_class_and_prepared_cdi_devices():
     sim = Simulation(load(texts=[("dra.yaml", SCENARIO)]))
     sim.ctx.env.run(until=50)
-    # NVIDIA's DRA driver on the dra pool only: one slice, the chart's DeviceClass, no nvidia.com/gpu there
-    (sl,) = sim.ctx.api.list("ResourceSlice")
-    assert sl.metadata.name.startswith("a100-0-gpu.nvidia.com-") and len(sl.metadata.name) == len("a100-0-gpu.nvidia.com-") + 5
-    assert (sl.spec.driver, sl.spec.pool.name, sl.spec.node_name) == ("gpu.nvidia.com", "a100-0", "a100-0")
+    # NVIDIA's DRA driver on the dra pool only (A100: DynamicMIG, the split layout: a counter-set slice and one
+    # devices slice per GPU), the chart's DeviceClasses, no nvidia.com/gpu there
+    slices = sim.ctx.api.list("ResourceSlice")
+    assert len(slices) == 3
+    for sl in slices:
+        assert sl.metadata.name.startswith("a100-0-gpu.nvidia.com-") and len(sl.metadata.name) == len("a100-0-gpu.nvidia.com-") + 5
+        assert (sl.spec.driver, sl.spec.pool.name, sl.spec.node_name, sl.spec.pool.resource_slice_count) == (
+            "gpu.nvidia.com", "a100-0", "a100-0", 3)
+    (counters,) = [sl for sl in slices if sl.spec.shared_counters]
+    assert [cs.name for cs in counters.spec.shared_counters] == ["gpu-0-counter-set", "gpu-1-counter-set"]
+    (sl,) = [sl for sl in slices if sl.spec.devices and sl.spec.devices[0].name == "gpu-0"]
     d = sl.spec.devices[0]
-    assert d.name == "gpu-0" and d.capacity["memory"].value == "80Gi"
+    assert d.attributes["uuid"].string == sim.ctx.topology.uuids["a100-0"][0]
     assert {k: a.value() for k, a in d.attributes.items() if k != "uuid"} == {
         "type": "gpu", "productName": "NVIDIA A100-SXM4-80GB", "architecture": "Ampere",
         "cudaComputeCapability": "8.0.0", "driverVersion": "580.95.5"}
-    assert d.attributes["uuid"].string == sim.ctx.topology.uuids["a100-0"][0]
-    (dc,) = sim.ctx.api.list("DeviceClass")
-    assert dc.spec.selectors[0].cel.expression == ("device.driver == 'gpu.nvidia.com' && "
-                                                   "device.attributes['gpu.nvidia.com'].type == 'gpu'")
+    dcs = {dc.metadata.name: dc for dc in sim.ctx.api.list("DeviceClass")}
+    assert {n: dc.spec.selectors[0].cel.expression for n, dc in dcs.items()} == {
+        "gpu.nvidia.com": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+        "mig.nvidia.com": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}
+    assert dcs["gpu.nvidia.com"].spec.extended_resource_name == "nvidia.com/gpu"
+    assert dcs["mig.nvidia.com"].spec.extended_resource_name is None
     nodes = {n.metadata.name: n.status.allocatable.get("nvidia.com/gpu") for n in sim.ctx.api.list("Node")}
     assert nodes == {"a100-0": None, "plugin-0": "2"}
     # the kubelet prepared the claims: CDI ids per container, the GPUs held by the pods
@@ -604,7 +613,9 @@ def test_example_dra_gpu():
     sim.ctx.env.run(until=600)
     shared = sim.ctx.api.get("ResourceClaim", "default", "shared-gpu")
     assert [r.name for r in shared.status.reserved_for] == ["infer-a", "infer-b"]
-    assert [r.device for r in shared.status.allocation.devices.results] == ["gpu-0"]
+    # first fit over the pool's slices in name order: the GPU whose devices slice sorts first
+    first = min((s for s in sim.ctx.api.list("ResourceSlice") if s.spec.devices), key=lambda s: s.metadata.name)
+    assert [r.device for r in shared.status.allocation.devices.results] == [first.spec.devices[0].name]
     pods = {p.metadata.name: p for p in sim.ctx.api.list("Pod")}
     assert {n: p.spec.node_name for n, p in pods.items()} == {
         "infer-a": "h100-dra-0", "infer-b": "h100-dra-0", "train-0": "h100-dra-0", "train-1": "", "classic": "h100-dp-0"}

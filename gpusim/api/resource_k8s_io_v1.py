@@ -7,9 +7,9 @@ validated; the KEP-5004 mapping of ``nvidia.com/gpu`` requests onto DRA devices 
 requests with ``exactly`` {deviceClassName, selectors, allocationMode ExactCount|All, count, adminAccess}
 or ``firstAvailable`` sub-requests; ``status.allocation`` and ``status.reservedFor``; ResourceSlices with
 driver, pool {name, generation, resourceSliceCount}, nodeName/allNodes and devices with attributes and
-capacity. Accepted as opaque values so real manifests load, but not acted on: constraints, claim config,
-tolerations, consumable-capacity requests, shared counters (partitionable devices), device taints and
-binding conditions.
+capacity, and partitionable devices (KEP-4815: a slice's ``sharedCounters`` counter sets and a device's
+``consumesCounters``). Accepted as opaque values so real manifests load, but not acted on: constraints, claim
+config, tolerations, consumable-capacity requests, device taints and binding conditions.
 """
 from __future__ import annotations
 
@@ -224,11 +224,34 @@ class DeviceCapacity:
 
 
 @dataclass
+class Counter:
+    """A counter's value (a quantity), types.go Counter."""
+
+    value: IntOrString = field(default=None, metadata={"required": True})
+
+
+@dataclass
+class CounterSet:
+    """A named set of counters a ResourceSlice shares (``spec.sharedCounters``, KEP-4815)."""
+
+    name: str = field(default="", metadata={"required": True})
+    counters: dict[str, Counter] = field(default_factory=dict)
+
+
+@dataclass
+class DeviceCounterConsumption:
+    """What a device consumes from one counter set of its pool (``consumesCounters``)."""
+
+    counter_set: str = field(default="", metadata={"required": True})
+    counters: dict[str, Counter] = field(default_factory=dict)
+
+
+@dataclass
 class Device:
     name: str = field(default="", metadata={"required": True})
     attributes: dict[str, DeviceAttribute] = field(default_factory=dict)
     capacity: dict[str, DeviceCapacity] = field(default_factory=dict)
-    consumes_counters: Any = None
+    consumes_counters: Optional[list[DeviceCounterConsumption]] = None
     node_name: Optional[str] = None
     node_selector: Any = None
     all_nodes: Optional[bool] = None
@@ -248,7 +271,7 @@ class ResourceSliceSpec:
     all_nodes: Optional[bool] = None
     per_device_node_selection: Optional[bool] = None
     devices: list[Device] = field(default_factory=list)
-    shared_counters: Any = None
+    shared_counters: Optional[list[CounterSet]] = None
 
 
 @dataclass
@@ -442,3 +465,16 @@ def validate_resource_slice(s: ResourceSlice) -> Errors:
                 parse_quantity(c.value)
             except QuantityError as e:
                 yield f"{p}.capacity[{name}].value", invalid(c.value, str(e))
+        for j, use in enumerate(d.consumes_counters or []):
+            yield from _counters(use.counters, f"{p}.consumesCounters[{j}].counters")
+    for i, cs in enumerate(spec.shared_counters or []):
+        yield from _dns_label(cs.name, f"spec.sharedCounters[{i}].name")
+        yield from _counters(cs.counters, f"spec.sharedCounters[{i}].counters")
+
+
+def _counters(counters: dict[str, Counter], path: str) -> Errors:
+    for name, c in counters.items():
+        try:
+            parse_quantity(c.value)
+        except QuantityError as e:
+            yield f"{path}[{name}].value", invalid(c.value, str(e))

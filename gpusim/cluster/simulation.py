@@ -218,8 +218,11 @@ class Simulation:
                 else:
                     layouts = sc.mig_layouts.get(name) or [Layout.disabled(model)] * count
                     self._mig_manager(kl, model, node.metadata.labels.get("nvidia.com/mig.config"), layouts)
-        if sc.dra_nodes and not any(c.metadata.name == dra.DRIVER_NAME for c in sc.objects.get("DeviceClass", [])):
-            ctx.api.create(dra.device_class())   # as the DRA driver's Helm chart installs it
+        if sc.dra_nodes:   # the DeviceClasses the DRA driver's Helm chart installs, unless the scenario wrote them
+            written = {c.metadata.name for c in sc.objects.get("DeviceClass", [])}
+            for name in dra.DEVICE_CLASSES:
+                if name not in written:
+                    ctx.api.create(dra.device_class(name))
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,

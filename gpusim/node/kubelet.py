@@ -152,7 +152,8 @@ class Kubelet:
             mine = self.ctx.api.list("ResourceSlice", lambda s: s.spec.driver == driver
                                      and s.spec.node_name == self.node_name)
             if not mine:
-                self.ctx.api.create(plugin.resource_slice(self.ctx.api.rng))
+                for s in plugin.resource_slices(self.ctx.api.rng):
+                    self.ctx.api.create(s)
                 self.ctx.trace.add(self.ctx.now, f"{driver}/{self.node_name}", "resourceslice.(*Controller).sync",
                                    f"Node {self.node_name}", "Success")
 

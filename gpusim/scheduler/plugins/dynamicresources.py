@@ -13,8 +13,9 @@ writes the allocation to the claims before binding. In the default profile right
   "resourceclaim in use"; a claim being allocated for another pod (in flight) → "resource claim <name> is in
   the process of being allocated"; a missing DeviceClass → "request <r>: device class <c> does not exist".
 - Filter: an allocated claim whose nodeSelector excludes the node → "resourceclaim not available on the node";
-  the allocator cannot satisfy every pending claim on the node → "cannot allocate all claims"; a CEL error →
-  Error. All rejections are UnschedulableAndUnresolvable (statusUnschedulable), so preemption does not help.
+  the allocator cannot satisfy every pending claim on the node → "cannot allocate all claims" (also when the
+  counters of partitionable devices are used up), or "invalid resource pools were encountered" when the node
+  has an invalid pool; a CEL error → Error. All rejections are UnschedulableAndUnresolvable (statusUnschedulable), so preemption does not help.
 - Reserve: the node's allocation becomes in flight (its devices count as used for every other pod at once).
 - Unreserve: the in-flight allocation is dropped and the pod removed from ``reservedFor``.
 - PreBind: the finalizer ``resource.kubernetes.io/delete-protection``, ``status.allocation`` and the pod in
@@ -30,7 +31,7 @@ from typing import Any, Optional
 from ...api.resource_k8s_io_v1 import (FINALIZER, RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, AllocationResult,
                                        DeviceClass, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice,
                                        is_reserved_for)
-from ..dra.allocator import AllocationError, Allocator, DeviceID
+from ..dra.allocator import AllocationError, Allocator, DeviceID, FailedOnNodeError
 from ..framework import Code, Status
 
 NAME = "DynamicResources"
@@ -189,6 +190,8 @@ class DynamicResources:
             return Status()
         try:
             results = st.allocator.allocate(node, st.pending)
+        except FailedOnNodeError as e:   # errors.Is(err, structured.ErrFailedAllocationOnNode)
+            return Status.new(Code.UnschedulableAndUnresolvable, str(e))
         except AllocationError as e:
             return Status.new(Code.Error, str(e))
         if results is None:
