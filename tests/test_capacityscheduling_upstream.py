@@ -26,7 +26,7 @@ from gpusim.cluster.simulation import Simulation
 from gpusim.scheduler.framework import Code, PodInfo
 from gpusim.scheduler.plugins.capacityscheduling import (LOWER_BOUND_OF_MIN, UPPER_BOUND_OF_MAX, CapacityScheduling,
                                                           ElasticQuotaInfo)
-from test_capacityscheduling import events, namespace
+from test_capacityscheduling import CONFIG as PROFILE, events, namespace
 
 
 def make_pod(name: str, ns: str, mem: int) -> PodInfo:
@@ -101,14 +101,7 @@ def test_add_elastic_quota(max_, min_, want_max, want_min):
 
 
 # --- TestDryRunPreemption / TestPostFilter, as scenarios ----------------------------------------------------
-CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint: {enabled: [{name: CapacityScheduling}]}
-    postFilter: {enabled: [{name: CapacityScheduling}], disabled: [{name: "*"}]}
----
+CONFIG = PROFILE + """---
 apiVersion: v1
 kind: Node
 metadata: {name: node-a}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..componenthelpers.taints import tolerates
+from ..componenthelpers.taints import taint_string, tolerates
 from . import resources
 from .cache import Node
 from .resources import FlavorResource
@@ -80,10 +80,6 @@ class ClusterQueueSpecView:
     can_preempt_while_borrowing: bool = False
 
 
-def _taint_str(t: Any) -> str:
-    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
-
-
 def _tolerates(tolerations: list[Any], t: Any) -> bool:
     return any(tolerates(tol, t) for tol in tolerations)
 
@@ -94,7 +90,7 @@ def flavor_mismatch(flavor: Any, pod_spec: Any) -> Optional[str]:
     tolerations = list(pod_spec.tolerations) + list(flavor.spec.tolerations)
     for t in flavor.spec.node_taints:
         if t.effect in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, t):
-            return f"untolerated taint {_taint_str(t)} in flavor {name}"
+            return f"untolerated taint {taint_string(t)} in flavor {name}"
     for k, v in flavor.spec.node_labels.items():
         if k in pod_spec.node_selector and pod_spec.node_selector[k] != v:
             return f"flavor {name} doesn't match node affinity"
