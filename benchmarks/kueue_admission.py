@@ -155,7 +155,7 @@ def main() -> None:
     if prof:
         prof.disable()
     wall = time.perf_counter() - t0
-    kueue = result.addons["gpusim.kueue"]
+    kueue = result.addons["kueue"]
     first: dict[str, float] = {}
     admissions = 0
     for e in result.events.log:

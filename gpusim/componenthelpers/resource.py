@@ -30,10 +30,15 @@ def to_units(name: str, q: Fraction) -> int:
 
 def container_requests(c: Container) -> ResourceList:
     """Effective requests of a container: requests, defaulted from limits where absent (the apiserver's
-    SetDefaults_Container does this before any component sees the pod)."""
-    out = {k: parse_quantity(v) for k, v in c.resources.limits.items()}
-    out.update({k: parse_quantity(v) for k, v in c.resources.requests.items()})
-    return out
+    SetDefaults_Container does this before any component sees the pod). A container's resources do not
+    change after creation (no in-place resize here), and the pods of one template share their containers,
+    so the result is kept on the container."""
+    cached = c.__dict__.get("_requests")
+    if cached is None:
+        cached = {k: parse_quantity(v) for k, v in c.resources.limits.items()}
+        cached.update({k: parse_quantity(v) for k, v in c.resources.requests.items()})
+        c.__dict__["_requests"] = cached
+    return dict(cached)
 
 
 def is_restartable_init_container(c: Container) -> bool:

@@ -139,7 +139,8 @@ class APIServer:
         self._notify(kind, WatchEvent(DELETED, obj))
 
     def get(self, kind: str, namespace: str, name: str) -> Optional[Any]:
-        return self._objects.get(kind, {}).get((namespace or "", name))
+        objs = self._objects.get(kind)
+        return objs.get((namespace or "", name)) if objs else None
 
     def get_by_uid(self, kind: str, uid: str) -> Optional[Any]:
         """The stored object of ``kind`` with this uid, or None (deleted, or never created)."""

@@ -78,9 +78,9 @@ class Context:
             self.holdings.append(h)
 
     def release(self, pod) -> None:
-        for key in [k for k in self._open if k[2] == pod.metadata.uid]:
-            self._open.pop(key).end = self.env.now
-        self._open_by_pod.pop(pod.metadata.uid, None)
+        uid = pod.metadata.uid
+        for h in self._open_by_pod.pop(uid, ()):
+            self._open.pop((h.node, h.device, uid)).end = self.env.now
 
     def held_by(self, pod_uid: str) -> list[Holding]:
         """The devices ``pod_uid`` holds now."""

@@ -27,6 +27,7 @@ def pair_function(g: nx.Graph) -> Callable[[int, int], PairTopology]:
     return pair
 
 
+DEVICES_ATTR = "gpuallocator_devices"   # graph attribute memoising the devices' links per detect_nvswitch
 PAIRS_ATTR = "gpuallocator_pairs"   # graph attribute memoising pair_table (the board graph is read-only data)
 
 
@@ -47,5 +48,12 @@ def board_devices(g: nx.Graph, uuids: Optional[Sequence[str]] = None, detect_nvs
     ids = list(uuids) if uuids is not None else [f"GPU-{i}" for i in range(n)]
     if len(ids) != n:
         raise ValueError(f"{g.graph['board']} has {n} GPUs, got {len(ids)} uuids")
-    table = pair_table(g)
-    return new_devices(ids, lambda i, j: table[(i, j)], detect_nvswitch=detect_nvswitch)
+    # the P2P links depend on the board alone: built once per board graph, then shared (read-only) by the
+    # device lists of every node on that board, each with its own UUIDs
+    memo = g.graph.setdefault("_derived", {})
+    key = (DEVICES_ATTR, detect_nvswitch)
+    if key not in memo:
+        table = pair_table(g)
+        memo[key] = new_devices([f"GPU-{i}" for i in range(n)], lambda i, j: table[(i, j)],
+                                detect_nvswitch=detect_nvswitch)
+    return [Device(d.index, u, d.links) for d, u in zip(memo[key], ids)]

@@ -18,7 +18,7 @@ requeue the pod.
 """
 from __future__ import annotations
 
-from typing import Any, Generator, Optional
+from typing import Any, Generator, Optional, Sequence
 
 import numpy as np
 
@@ -27,14 +27,14 @@ from ..controlplane.apiserver import ADDED, DELETED, MODIFIED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
 from ..componenthelpers.podutil import set_condition
-from .framework import (ERR_NO_NODES_AVAILABLE, Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo,
+from .framework import (ERR_NO_NODES_AVAILABLE, MAX_NODE_SCORE, Code, CycleState, Diagnosis, FitError, NodeInfo, PodInfo,
                         QueuedPodInfo, Status)
 from .plugins.queuesort import pod_priority
 from .queue import SchedulingQueue
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
-from .vectorized import SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, score as vector_score
+from .vectorized import BOUNDED_RAW, SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, score as vector_score
 
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
@@ -58,7 +58,7 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
 class _Infos:
     """The feasible NodeInfos, built only if a PreScore plugin looks at them."""
 
-    def __init__(self, infos: list, idx: list[int]):
+    def __init__(self, infos: list, idx: Sequence[int]):
         self._infos, self._idx = infos, idx
 
     def __len__(self) -> int:
@@ -71,7 +71,7 @@ class _Infos:
         return self._infos[self._idx[k]]
 
     def __bool__(self) -> bool:
-        return bool(self._idx)
+        return len(self._idx) > 0
 
 
 class Attempt:
@@ -192,6 +192,7 @@ class Scheduler:
         self._inflight: dict[str, list[str]] = {}                   # waiting pod uid → cluster events seen
         self._plugin_events: Optional[dict[str, set]] = None
         self.nodes: dict[str, NodeInfo] = {}
+        self._node_list: Optional[list[NodeInfo]] = None   # list(self.nodes.values()), until a node comes or goes
         self._unschedulable: dict[str, bool] = {}   # node → spec.unschedulable last seen (for uncordon events)
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
@@ -344,11 +345,13 @@ class Scheduler:
             name = node.metadata.name
             if ev.type == DELETED:
                 self.nodes.pop(name, None)
+                self._node_list = None
                 self.table.invalidate()
                 continue
             ni = self.nodes.get(name)
             if ni is None:
                 self.nodes[name] = NodeInfo(node, on_change=self._node_info_changed)
+                self._node_list = None
                 self._unschedulable[name] = bool(node.spec.unschedulable)
                 self.table.invalidate()
                 self._move("Node/Add")
@@ -547,7 +550,9 @@ class Scheduler:
         ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
         attempt = Attempt(ctx.now, ref, None, profile=fw.scheduler_name)
         self.attempts.append(attempt)
-        nodes = list(self.nodes.values())
+        nodes = self._node_list
+        if nodes is None:
+            nodes = self._node_list = list(self.nodes.values())
         if not nodes:
             return None, None, attempt
         diag = Diagnosis()
@@ -645,18 +650,18 @@ class Scheduler:
         feasible_idx = res.feasible
         # the Attempt keeps its lazy views on compact arrays, not on the cycle's Python lists and int64 columns:
         # a 10,000-pod run keeps one Attempt per pod (AttemptLog), and those were most of its memory
-        kept = compact(np.asarray(feasible_idx))
+        kept = compact(feasible_idx, (0, n - 1))
         attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible),
                       plugins=[n_ for n_ in fw.names["Filter"] if n_ not in state.get("__prefilter_skipped", set())])
-        if not res.feasible:
+        if len(feasible_idx) == 0:
             diag = Diagnosis(node_to_status=res.statuses())
             diag.unschedulable_plugins = {st.plugin for st in diag.node_to_status.values()}
             attempt.statuses = {k: f"{v.plugin}: {v.message()}" for k, v in diag.node_to_status.items()}
             return None, FitError(pod, n, diag), attempt
-        if len(res.feasible) == 1:
-            attempt.node = names[res.feasible[0]]
+        if len(feasible_idx) == 1:
+            attempt.node = names[feasible_idx[0]]
             return attempt.node, None, attempt
         infos = _Infos(table.infos, res.feasible)
         skipped = {p.name for p in fw.points["PreScore"] if p.pre_score(state, pi, infos).code == Code.Skip}
@@ -665,14 +670,15 @@ class Scheduler:
             attempt.scores = per_node = breakdown
             totals = np.asarray([totals_d[ni.name] for ni in infos], dtype=np.int64)
         else:
-            idx = np.asarray(res.feasible, dtype=np.int64)
+            idx = feasible_idx
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
             per_node = None
             weights = fw.weights
             kept_parts = {}
             for pl, (raw, norm) in parts.items():
-                raw_c = compact(raw)
-                kept_parts[pl] = (raw_c, raw_c if norm is raw else compact(norm))
+                # Fit and BalancedAllocation scores lie in [0, MaxNodeScore]; a normalised score too
+                raw_c = compact(raw, (0, MAX_NODE_SCORE) if pl in BOUNDED_RAW else None)
+                kept_parts[pl] = (raw_c, raw_c if norm is raw else compact(norm, (0, MAX_NODE_SCORE)))
 
             def breakdown() -> dict:
                 return {names[i]: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])

@@ -27,6 +27,9 @@ SKIP_ONLY = {"NodePorts", "PodTopologySpread", "InterPodAffinity", "DynamicResou
 SCORES = {"TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
           "PodTopologySpread", "InterPodAffinity"}
 SCORE_SKIP_ONLY = {"NodeAffinity", "PodTopologySpread", "InterPodAffinity"}
+# plugins whose raw score already lies in [0, MaxNodeScore] (the per-resource scorers; TaintToleration's raw
+# score is a count of intolerable PreferNoSchedule taints)
+BOUNDED_RAW = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 FIXED_ORDER = ("cpu", "memory", "ephemeral-storage")
 
 
@@ -121,25 +124,35 @@ class BatchResult:
     """Feasible nodes (in search order), the number processed, and ``statuses()``, building the rejected nodes'
     statuses lazily (the function alone is what an Attempt keeps, not the feasible list)."""
 
-    def __init__(self, feasible: list[int], processed: int, statuses: Callable[[], dict[str, Status]]):
+    def __init__(self, feasible: np.ndarray, processed: int, statuses: Callable[[], dict[str, Status]]):
         self.feasible, self.processed, self.statuses = feasible, processed, statuses
 
 
-def compact(a: np.ndarray) -> np.ndarray:
-    """The same integers in the smallest of int8/int16/int32/int64 that holds them (what a record keeps)."""
+def compact(a: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
+    """The same integers in the smallest of int8/int16/int32/int64 that holds them (what a record keeps).
+    ``bounds`` (lo, hi), when the caller knows the values lie within them, saves the min/max scan."""
     if a.size == 0:
         return a
-    lo, hi = int(a.min()), int(a.max())
-    for t in (np.int8, np.int16, np.int32):
-        info = np.iinfo(t)
-        if info.min <= lo and hi <= info.max:
+    lo, hi = bounds if bounds is not None else (int(a.min()), int(a.max()))
+    for t, tmin, tmax in _SMALL_INTS:
+        if tmin <= lo and hi <= tmax:
             return a.astype(t)
     return a
 
 
-def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: int) -> BatchResult:
-    """findNodesThatPassFilters over all nodes at once, stopping (as upstream) after ``want`` feasible."""
+_SMALL_INTS = [(t, int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.int16, np.int32)]
+
+
+def _window(n: int, start: int, w: int):
+    """Positions ``start, start+1, … start+w-1`` (mod n) of the node columns: a slice when they do not wrap."""
+    return slice(start, start + w) if start + w <= n else np.r_[start:n, 0:start + w - n]
+
+
+def _fail_masks(table: NodeTable, fw, pi: PodInfo, start: int, w: int):
+    """The Filter plugins' fail masks (in filter order) over the ``w`` nodes from ``start``, and the Fit
+    plugin's per-reason masks."""
     n = len(table.infos)
+    sel = _window(n, start, w)
     pod = pi.pod
     fails: list[tuple[str, np.ndarray]] = []          # (plugin, fail mask) in filter order
     fit_detail: dict[str, np.ndarray] = {}
@@ -149,53 +162,67 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
             continue
         if p.name == "NodeUnschedulable":
             tolerates = nodeunschedulable.fits(pod, _Cordoned())
-            fails.append((p.name, table.unschedulable & (not tolerates)))
+            fails.append((p.name, table.unschedulable[sel] & (not tolerates)))
         elif p.name == "NodeName":
-            m = np.zeros(n, bool)
+            m = np.zeros(w, bool)
             if pod.spec.node_name:
                 m[:] = True
-                if pod.spec.node_name in table.index:
-                    m[table.index[pod.spec.node_name]] = False
+                k = (table.index[pod.spec.node_name] - start) % n if pod.spec.node_name in table.index else w
+                if k < w:
+                    m[k] = False
             fails.append((p.name, m))
         elif p.name == "TaintToleration":
-            m = np.zeros(n, bool)
+            m = np.zeros(w, bool)
             for i in table.hard_tainted:
-                if find_untolerated(table.infos[i].node.spec.taints, pod.spec.tolerations,
-                                    ("NoSchedule", "NoExecute")) is not None:
-                    m[i] = True
+                k = (i - start) % n
+                if k < w and find_untolerated(table.infos[i].node.spec.taints, pod.spec.tolerations,
+                                              ("NoSchedule", "NoExecute")) is not None:
+                    m[k] = True
             fails.append((p.name, m))
         elif p.name == "NodeAffinity":
-            fails.append((p.name, _affinity_fail(table, pod)))
+            fails.append((p.name, _affinity_fail(table, pod)[sel]))
         elif p.name == "NodeResourcesFit":
             fit_plugin = p
-            m = np.zeros(n, bool)
-            pods_over = table.npods + 1 > table.alloc["pods"]
+            pods_over = table.npods[sel] + 1 > table.alloc["pods"][sel]
             fit_detail["Too many pods"] = pods_over
-            m |= pods_over
+            m = pods_over.copy()
             for r in _fit_order(pi.requests):
                 q = pi.requests[r]
                 if q == 0 or (is_extended_resource_name(r) and (r in p.ignored or r.split("/", 1)[0] in p.ignored_groups)):
                     continue
-                short = q > table.alloc[r] - table.req[r]
+                short = q > table.alloc[r][sel] - table.req[r][sel]
                 fit_detail[r] = short
                 m |= short
             fails.append((p.name, m))
-    any_fail = np.zeros(n, bool)
-    for _, m in fails:
-        any_fail |= m
-    # search order starts at nextStartNodeIndex and wraps around (round robin across cycles)
-    ok = ~any_fail
-    pos = np.flatnonzero(np.concatenate((ok[start:], ok[:start])) if start else ok)
-    if len(pos) >= want:
-        processed = int(pos[want - 1]) + 1
-        pos = pos[:want]
-    else:
-        processed = n
-    feasible = ((pos + start) % n).tolist()
-    span = (np.arange(start, start + processed)) % n
-    rejected = span[any_fail[span]]
-    snap = [(name, m[rejected]) for name, m in fails]
-    detail = {k: v[rejected] for k, v in fit_detail.items()}
+    return fails, fit_detail, fit_plugin
+
+
+def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: int) -> BatchResult:
+    """findNodesThatPassFilters, stopping (as upstream) after ``want`` feasible nodes in search order (from
+    nextStartNodeIndex, wrapping round). The masks are computed over a window of nodes from ``start`` that
+    grows until it holds ``want`` feasible nodes or covers the cluster: the same answer as over all nodes."""
+    n = len(table.infos)
+    pod = pi.pod
+    w = min(n, 2 * want + 64)
+    while True:
+        fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
+        any_fail = fails[0][1].copy() if fails else np.zeros(w, bool)
+        for _, m in fails[1:]:
+            any_fail |= m
+        pos = np.flatnonzero(~any_fail)
+        if len(pos) >= want:
+            processed = int(pos[want - 1]) + 1
+            pos = pos[:want]
+            break
+        if w == n:
+            processed = n
+            break
+        w = min(n, 4 * w)
+    feasible = (pos + start) % n if start else pos
+    rejected_k = np.flatnonzero(any_fail[:processed])       # window positions of the rejected nodes
+    rejected = (rejected_k + start) % n
+    snap = [(name, m[rejected_k]) for name, m in fails]
+    detail = {k: v[rejected_k] for k, v in fit_detail.items()}
     alloc_at = {r: table.alloc[r][rejected] for r in fit_detail if r != "Too many pods"}
     all_names = table.names
     reqs = dict(pi.requests)
