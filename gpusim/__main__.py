@@ -1,6 +1,4 @@
 """``python -m gpusim``: the same command line as ``gpusim``."""
-import sys
+from .cli import entry
 
-from .cli import main
-
-sys.exit(main())
+entry()

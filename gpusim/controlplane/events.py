@@ -8,7 +8,7 @@ from typing import Any
 NORMAL, WARNING = "Normal", "Warning"
 
 
-@dataclass
+@dataclass(slots=True)
 class ObjectReference:
     kind: str
     namespace: str
@@ -30,7 +30,7 @@ class Event:
     count: int = 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Occurrence:
     """One recorded occurrence (the event log a timeline steps through)."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class TraceRecord:
     time: float
     component: str       # e.g. "kubelet/a100-0", "nvidia-device-plugin/a100-0", "default-scheduler"

@@ -69,6 +69,7 @@ class Kubelet:
         self.topology_manager: Optional[topologymanager.Manager] = None
         self.state_listeners: list = []      # called when the kubelet's state files change (checkpoint)
         self.component = f"kubelet/{node_name}"
+        self._alloc_parsed: tuple = (None, {})   # ((node id, resourceVersion), parsed status.allocatable)
         self.source = "kubelet"
         self.channel = Channel(ctx.env, ctx.timing.grpc_latency, ctx.trace)
         self.disk: dict = {}                 # survives kubelet restarts (checkpoint lives here)
@@ -448,7 +449,10 @@ class Kubelet:
         """predicateAdmitHandler: UpdatePluginResources (sanitizeNodeAllocatable), then the resource fit
         against node allocatable and the node-affinity/selector check of GeneralPredicates."""
         node = self.ctx.api.get("Node", "", self.node_name)
-        alloc = {k: parse_quantity(v) for k, v in node.status.allocatable.items()}
+        key = (id(node), node.metadata.resource_version)
+        if self._alloc_parsed[0] != key:     # the node's allocatable, parsed once per node status written
+            self._alloc_parsed = (key, {k: parse_quantity(v) for k, v in node.status.allocatable.items()})
+        alloc = dict(self._alloc_parsed[1])
         for res in list(self.dm.healthy):
             alloc[res] = max(alloc.get(res, Fraction(0)), len(self.dm.allocated(res)))
         if not node_matches_pod(pod, node):

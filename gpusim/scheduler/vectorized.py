@@ -286,6 +286,9 @@ def _affinity_fail(table: NodeTable, pod) -> np.ndarray:
 
 def score(table: NodeTable, fw, state, pi: PodInfo, idx: np.ndarray, skipped: set[str]):
     """PreScore results given; returns (totals array, per-plugin (raw, normalized) arrays, weights)."""
+    # feasible nodes that are consecutive in the columns (the usual case while nodes have room) are read as
+    # a slice (views), not gathered
+    sel = slice(int(idx[0]), int(idx[-1]) + 1) if len(idx) and idx[-1] - idx[0] == len(idx) - 1 else idx
     parts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     totals = np.zeros(len(idx), np.int64)
     for p in fw.points["Score"]:
@@ -300,10 +303,10 @@ def score(table: NodeTable, fw, state, pi: PodInfo, idx: np.ndarray, skipped: se
             mx = raw.max() if len(raw) else 0
             norm = np.full(len(idx), MAX_NODE_SCORE, np.int64) if mx == 0 else MAX_NODE_SCORE - MAX_NODE_SCORE * raw // mx
         elif p.name == "NodeResourcesFit":
-            raw = _fit_scores(table, p, pi, idx)
+            raw = _fit_scores(table, p, pi, sel, len(idx))
             norm = raw
         elif p.name == "NodeResourcesBalancedAllocation":
-            raw = _balanced_scores(table, p, pi, idx)
+            raw = _balanced_scores(table, p, pi, sel, len(idx))
             norm = raw
         else:
             raise AssertionError(f"{p.name} has no vectorised score")
@@ -312,9 +315,9 @@ def score(table: NodeTable, fw, state, pi: PodInfo, idx: np.ndarray, skipped: se
     return totals, parts
 
 
-def _fit_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray:
-    num = np.zeros(len(idx), np.int64)
-    den = np.zeros(len(idx), np.int64)
+def _fit_scores(table: NodeTable, p, pi: PodInfo, idx, size: int) -> np.ndarray:
+    num = np.zeros(size, np.int64)
+    den = np.zeros(size, np.int64)
     rtc = p.strategy == "RequestedToCapacityRatio"
     for r, w in p.resources:
         if is_extended_resource_name(r) and pi.requests.get(r, 0) == 0:
@@ -345,7 +348,7 @@ def _fit_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray
     return np.where(den > 0, num // np.where(den > 0, den, 1), 0)
 
 
-def _balanced_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.ndarray:
+def _balanced_scores(table: NodeTable, p, pi: PodInfo, idx, size: int) -> np.ndarray:
     before, after = [], []
     for r in p.resources:
         if pi.requests.get(r, 0) == 0 and is_extended_resource_name(r):
@@ -361,8 +364,8 @@ def _balanced_scores(table: NodeTable, p, pi: PodInfo, idx: np.ndarray) -> np.nd
 
     def bal(fr):
         # per node, only resources with allocatable > 0 count (as in the per-node path)
-        out = np.empty(len(idx), np.int64)
-        for k in range(len(idx)):
+        out = np.empty(size, np.int64)
+        for k in range(size):
             vals = [float(v[k]) for pr, v in fr if pr[k]]
             out[k] = noderesources.balance(vals)
         return out
