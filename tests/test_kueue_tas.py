@@ -510,3 +510,77 @@ def test_invalid_input_names_the_field(tmp_path, jobs, topology, message):
     with pytest.raises(InputError) as e:
         gs.run(scenario(tmp_path, jobs, topology))
     assert message in str(e.value)
+
+
+# --- flavorassigner_test.go TestIsNoFitDueToCapacityAndLimits, the TAS rows (UnadmittedWorkloadsObservability on) ---
+NOFIT_TAS = OBSERVABILITY + """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: topology-tas}
+spec: {levels: [{nodeLabel: rack}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-a}
+spec: {nodeLabels: {type: a}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-b}
+spec: {nodeTaints: [{key: key, value: val, effect: NoSchedule}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-tas}
+spec: {topologyName: topology-tas}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+%s
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: wl, namespace: default}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+    %s
+    template:
+      spec:
+        %s
+        containers: [{name: c, image: x, resources: {requests: {cpu: "%s"}}}]
+"""
+CQ_FLAVORS = "    - {name: %s, resources: [{name: cpu, nominalQuota: 2}]}"
+
+
+@pytest.mark.parametrize("name, flavors, topology, selector, cpu, want", [
+    ("TAS not supported", ("flavor-a",), "topologyRequest: {required: rack}", "", "1", "NoMatchingFlavor"),
+    ("TAS level not supported", ("flavor-a", "flavor-b", "flavor-tas"), "topologyRequest: {required: block}", "",
+     "1", "NoMatchingFlavor"),
+    ("TAS only flavor mismatch", ("flavor-a", "flavor-b", "flavor-tas"), "", "nodeSelector: {type: wrong}", "1",
+     "NoMatchingFlavor"),
+    ("tas placement fails", ("flavor-a", "flavor-b", "flavor-tas"), "topologyRequest: {required: rack}", "", "1",
+     "TopologyPlacementFailed"),
+    ("tas placement fails, cohort has no capacity", ("flavor-a", "flavor-b", "flavor-tas"),
+     "topologyRequest: {required: rack}", "", "3", "ExceedsMaxQuota"),
+])
+def test_no_fit_reason_tas_rows(name, flavors, topology, selector, cpu, want):
+    """No node carries the rack label, so a TAS placement never fits; the other flavors are not TAS flavors
+    (NoMatchingFlavor for a PodSet that asks for TAS), flavor-b's taint is not tolerated."""
+    text = NOFIT_TAS % ("\n".join(CQ_FLAVORS % f for f in flavors), topology, selector, cpu)
+    r = gs.run(text=text, until="1m")
+    qr = r.api.get("Workload.kueue.x-k8s.io", "default", "wl").condition("QuotaReserved")
+    assert (qr.status, qr.reason) == ("False", want)

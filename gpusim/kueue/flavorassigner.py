@@ -266,8 +266,11 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
             best: Optional[tuple[GranularMode, str, dict]] = None
             reasons: list[str] = []
             for fname in flavor_names:
+                # checkPodSetAndFlavorMatchForTAS runs for every flavor (TopologyAwareScheduling is on in 0.19):
+                # a PodSet asking for TAS does not take a flavor without a topology, in any ClusterQueue
+                asks_tas = podset is not None and podset.topology_request is not None
                 mismatch = (tas_flavor_mismatch(flavors[fname], podset, tas, tas_only)
-                            if tas is not None or flavors[fname].spec.topology_name else None)
+                            if tas is not None or asks_tas or flavors[fname].spec.topology_name else None)
                 mismatch = mismatch or flavor_mismatch(flavors[fname], pod_spec)
                 if mismatch:
                     reasons.append(mismatch)
