@@ -627,3 +627,14 @@ def test_unknown_feature_gate_is_rejected():
         run(config("featureGates: {NoSuchGate: true}\n"), FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
     assert "featureGates.NoSuchGate: Unsupported value" in str(e.value)
     assert "FairSharingPreemptWithinNominal" in str(e.value)
+
+
+def test_kueue_gate_in_the_simulation_points_to_the_configuration():
+    """UnadmittedWorkloadsObservability belongs to kueue-controller-manager: the Simulation's featureGates
+    (Kubernetes' gates) refuse it and say where it goes."""
+    sim = ("apiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {name: x}\n"
+           "spec: {featureGates: {UnadmittedWorkloadsObservability: true}}\n")
+    with pytest.raises(gs.InputError) as e:
+        run(sim, FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
+    assert "it is a Kueue feature gate: set it in Kueue's Configuration (ConfigMap kueue-system/" \
+           "kueue-manager-config" in str(e.value)
