@@ -72,6 +72,26 @@ spec:
 """
 
 
+CONFIG = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+%s
+"""
+
+
+def config(body: str) -> str:
+    return CONFIG % "\n".join("    " + line for line in ("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+                                                          "kind: Configuration\n" + body).splitlines())
+
+
+def observability() -> str:
+    """The Kueue Configuration turning on UnadmittedWorkloadsObservability (off in 0.19)."""
+    return config("featureGates: {UnadmittedWorkloadsObservability: true}\n")
+
+
 def run(*docs: str, until: str = "1h", seed: int = 0):
     return gs.run(text="\n---\n".join(docs), until=until, seed=seed)
 
@@ -148,15 +168,22 @@ def test_borrowing_and_lending_limits_admit(borrowing, lending, want):
     assert used == {"name": "cpu", "total": str(want), "borrowed": str(want - 2)}
 
 
-def test_pending_messages_exact():
-    r = run(FLAVOR % "default", cq("a", "2"), wl("big", "a", "3"), wl("w1", "a", "2"), wl("w2", "a", "1", at="1s"))
+@pytest.mark.parametrize("gate,big_reason,w2_reason", [
+    # Kueue 0.19 default: UnadmittedWorkloadsObservability off, the scheduler writes "Pending" (same message)
+    (False, "Pending", "Pending"),
+    (True, "ExceedsMaxQuota", "WaitingForQuota"),
+])
+def test_pending_messages_exact(gate, big_reason, w2_reason):
+    docs = [FLAVOR % "default", cq("a", "2"), wl("big", "a", "3"), wl("w1", "a", "2"), wl("w2", "a", "1", at="1s")]
+    r = run(*([observability()] if gate else []), *docs)
     c = cond(workload(r, "big"), "QuotaReserved")
-    assert (c.status, c.reason) == ("False", "ExceedsMaxQuota")
+    assert (c.status, c.reason) == ("False", big_reason)
     assert c.message == ("couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, "
                          "previously considered podsets requests (0) + current podset request (3) > maximum "
                          "capacity (2)")
+    assert [e.reason for e in r.events.log if e.object.name == "big"] == [big_reason]   # the Warning event too
     c = cond(workload(r, "w2"), "QuotaReserved")
-    assert (c.status, c.reason, c.message) == ("False", "WaitingForQuota", "couldn't assign flavors to pod set main: "
+    assert (c.status, c.reason, c.message) == ("False", w2_reason, "couldn't assign flavors to pod set main: "
                                                "insufficient unused quota for cpu in flavor default, 1 more needed")
     ok = workload(r, "w1")
     assert cond(ok, "QuotaReserved").message == "Quota reserved in ClusterQueue a"
@@ -294,27 +321,17 @@ spec:
   nodeTaints: [{key: dedicated, value: gpu, effect: NoSchedule}]
 """
     a = cq("a", "4", flavors=("gpu",))
-    r = run(tainted, a, wl("w", "a", "1"), wl("v", "a", "1", selector="{pool: cpu}"))
+    r = run(observability(), tainted, a, wl("w", "a", "1"), wl("v", "a", "1", selector="{pool: cpu}"))
+    # flavorassigner.go prints the corev1.Taint value with %s: {key value effect timeAdded}
     assert cond(workload(r, "w"), "QuotaReserved").message == \
-        "couldn't assign flavors to pod set main: untolerated taint dedicated=gpu:NoSchedule in flavor gpu"
+        "couldn't assign flavors to pod set main: untolerated taint {dedicated gpu NoSchedule <nil>} in flavor gpu"
     assert cond(workload(r, "w"), "QuotaReserved").reason == "NoMatchingFlavor"
 
 
 # --- fair sharing ----------------------------------------------------------------------------------------
 
-CONFIG = """
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: kueue-manager-config, namespace: kueue-system}
-data:
-  controller_manager_config.yaml: |
-%s
-"""
 
 
-def config(body: str) -> str:
-    return CONFIG % "\n".join("    " + line for line in ("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
-                                                          "kind: Configuration\n" + body).splitlines())
 
 
 @pytest.mark.parametrize("weight,used,share", [("1", 8, 300), ("2", 8, 150), ("1", 5, 0), ("1", 6, 100),
@@ -524,7 +541,7 @@ def test_views_read_the_run():
     assert gs.cluster_queue_usage(r) == {"a/default/cpu": [(0, 2000)]}
     ax = gs.plot_cluster_queue_usage(r)
     assert ax.get_title().startswith("ClusterQueue usage")
-    assert "WaitingForQuota" in gs.describe_workload(r, "w2")
+    assert "Pending" in gs.describe_workload(r, "w2")
     lq = r.api.get("LocalQueue", "default", "a").status
     assert (lq.pending_workloads, lq.admitted_workloads) == (1, 1)
     plain = gs.run(text=NODES, until="1s")
@@ -610,3 +627,14 @@ def test_unknown_feature_gate_is_rejected():
         run(config("featureGates: {NoSuchGate: true}\n"), FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
     assert "featureGates.NoSuchGate: Unsupported value" in str(e.value)
     assert "FairSharingPreemptWithinNominal" in str(e.value)
+
+
+def test_kueue_gate_in_the_simulation_points_to_the_configuration():
+    """UnadmittedWorkloadsObservability belongs to kueue-controller-manager: the Simulation's featureGates
+    (Kubernetes' gates) refuse it and say where it goes."""
+    sim = ("apiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {name: x}\n"
+           "spec: {featureGates: {UnadmittedWorkloadsObservability: true}}\n")
+    with pytest.raises(gs.InputError) as e:
+        run(sim, FLAVOR % "default", cq("a", "1"), wl("w", "a", "1"))
+    assert "it is a Kueue feature gate: set it in Kueue's Configuration (ConfigMap kueue-system/" \
+           "kueue-manager-config" in str(e.value)

@@ -1,6 +1,7 @@
 """Kueue flavor assignment against upstream's own tables: kubernetes-sigs/kueue
 pkg/scheduler/flavorassigner/flavorassigner_test.go (release-0.19, v1beta2 API), functions TestAssignFlavors
-(the borrowing/preemption rows), TestReclaimBeforePriorityPreemption and TestHierarchical.
+(the borrowing/preemption rows and "each podset requires preemption on a different flavor"),
+TestReclaimBeforePriorityPreemption, TestHierarchical and TestIsNoFitDueToCapacityAndLimits (NoFitReason).
 
 Each row builds the same quota tree and usage as the upstream row and calls gpusim's ``assign`` with the
 row's fake preemption oracle (upstream's ``testOracle``: the simulation result per flavor-resource, and
@@ -226,3 +227,125 @@ def test_no_fit_row_message():
     assert a.mode == NO_FIT
     assert a.pod_sets[0].reasons == ["insufficient quota for cpu in flavor one, previously considered podsets "
                                      "requests (0) + current podset request (2) > maximum capacity (1)"]
+
+
+# --- TestIsNoFitDueToCapacityAndLimits: Assignment.NoFitReason (resolveNoFitReason / mostSevereReason) --------
+# kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner_test.go, function
+# TestIsNoFitDueToCapacityAndLimits (v1beta2 API; the rows run with UnadmittedWorkloadsObservability on). Flavors:
+# flavor-a (nodeLabels type=a), flavor-b (taint key=val:NoSchedule), flavor-tas (topology-tas, level rack).
+# cq: flavor-a and flavor-b with cpu nominal 2, borrowingLimit 4, no cohort (so the maximum capacity is 2).
+# Left out: the rows needing ElasticJobsViaWorkloadSlices or ConcurrentAdmission (not modelled), "flavor
+# spanning multiple resource groups" (a flavor in two resource groups, which ClusterQueue validation refuses);
+# the TAS rows run as scenarios below (test_no_fit_reason_tas_rows).
+def taint(key: str, value: str, effect: str = "NoSchedule") -> SimpleNamespace:
+    return SimpleNamespace(key=key, value=value, effect=effect, time_added=None)
+
+
+def rich_flavor(name: str, labels: Optional[dict] = None, taints: Optional[list] = None) -> SimpleNamespace:
+    return SimpleNamespace(metadata=SimpleNamespace(name=name),
+                           spec=SimpleNamespace(node_taints=taints or [], tolerations=[], node_labels=labels or {},
+                                                topology_name=None))
+
+
+NOFIT_FLAVORS = {"flavor-a": rich_flavor("flavor-a", {"type": "a"}),
+                 "flavor-b": rich_flavor("flavor-b", taints=[taint("key", "val")])}
+TOLERATE_B = [SimpleNamespace(key="key", operator="Equal", value="val", effect="NoSchedule")]
+GI = 1024 ** 3
+
+# name, requests, nodeSelector, tolerations, flavors (None: NOFIT_FLAVORS), cohort setup, want NoFitReason,
+# want NoFitReason per attempted flavor (only the flavors gpusim tried)
+NOFIT_ROWS = [
+    ("succeeds to schedule on flavor-a", {CPU: 1000}, {}, [], None, None, "", {"flavor-a": ""}),
+    ("insufficient quota", {CPU: 3000}, {}, [], None, None, "ExceedsMaxQuota",
+     {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+    ("exceeds max capacity limits", {CPU: 5000}, {}, [], None, None, "ExceedsMaxQuota",
+     {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+    ("taints mismatch", {CPU: 1000}, {"type": "wrong"}, [], None, None, "NoMatchingFlavor",
+     {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
+    ("succeeds to schedule on flavor-b with a tolerated taint", {CPU: 1000}, {"type": "non-existent"}, TOLERATE_B,
+     None, None, "", {"flavor-a": "NoMatchingFlavor", "flavor-b": ""}),
+    ("node affinity mismatch when both flavors declare same key", {CPU: 1000}, {"type": "non-existent"}, [],
+     {"flavor-a": rich_flavor("flavor-a", {"type": "a"}), "flavor-b": rich_flavor("flavor-b", {"type": "b"})},
+     None, "NoMatchingFlavor", {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
+    ("prioritization of structural mismatch over capacity mismatch", {CPU: 3000, "memory": 20 * GI},
+     {"type": "wrong"}, [], None, None, "NoMatchingFlavor",
+     {"flavor-a": "NoMatchingFlavor", "flavor-b": "NoMatchingFlavor"}),
+    # cq and sibling in "cohort", each with flavor-a/flavor-b cpu nominal 2 (borrowingLimit per row)
+    ("insufficient capacity, cohort has available capacity (waiting for quota)", {CPU: 3000}, {}, [], None,
+     (2000, 2000, 2000, {("flavor-a", CPU): 2000, ("flavor-b", CPU): 2000}), "WaitingForQuota",
+     {"flavor-a": "WaitingForQuota", "flavor-b": "NoMatchingFlavor"}),
+    ("exceeds cohort max capacity limits", {CPU: 5000}, {}, [], None, (2000, 2000, 2000, {}), "ExceedsMaxQuota",
+     {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+    ("exceeds borrowing limit but cohort has capacity", {CPU: 4000}, {}, [], None, (1000, 5000, 5000, {}),
+     "ExceedsMaxQuota", {"flavor-a": "ExceedsMaxQuota", "flavor-b": "NoMatchingFlavor"}),
+]
+
+
+@pytest.mark.parametrize("name, req, selector, tolerations, flavors, cohort, want, want_attempts", NOFIT_ROWS,
+                         ids=[r[0] for r in NOFIT_ROWS])
+def test_no_fit_reason_rows(name, req, selector, tolerations, flavors, cohort, want, want_attempts):
+    fa, fb = ("flavor-a", CPU), ("flavor-b", CPU)
+    if cohort is None:
+        test = cq_node("cq", {fa: 2000, fb: 2000}, {fa: 4000, fb: 4000})    # no cohort: its own root
+        compute_subtree(test)
+    else:
+        borrowing, sibling_nominal, sibling_borrowing, sibling_usage = cohort
+        test = cq_node("cq", {fa: 2000, fb: 2000}, {fa: borrowing, fb: borrowing})
+        sibling = cq_node("sibling", {fa: sibling_nominal, fb: sibling_nominal},
+                          {fa: sibling_borrowing, fb: sibling_borrowing})
+        tree(test, [sibling], [("cohort", None, {})], {"cq": "cohort", "sibling": "cohort"})
+        for fr, v in sibling_usage.items():
+            sibling.add_usage(fr, v)
+    spec = ClusterQueueSpecView([([CPU], ["flavor-a", "flavor-b"])])
+    pod = SimpleNamespace(tolerations=tolerations, node_selector=selector)
+    a = assign([("main", req, pod)], test, spec, flavors or NOFIT_FLAVORS, oracle_from({}))
+    assert a.no_fit_reason() == want
+    got = {att.flavor: att.no_fit_reason for att in a.pod_sets[0].attempts}
+    assert got == want_attempts
+
+
+def test_most_severe_reason_order():
+    """flavorassigner.go reasonSeverity: NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota >
+    TopologyPlacementFailed > anything else; ties keep the first."""
+    from gpusim.kueue.flavorassigner import most_severe_reason
+    order = ["", "TopologyPlacementFailed", "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"]
+    for i, low in enumerate(order):
+        for high in order[i + 1:]:
+            assert most_severe_reason(low, high) == high and most_severe_reason(high, low) == high
+    assert most_severe_reason("Other", "") == "Other"
+
+
+# --- TestAssignFlavors "each podset requires preemption on a different flavor": the taint as upstream prints it --
+def test_each_podset_requires_preemption_on_a_different_flavor():
+    """flavorassigner_test.go TestAssignFlavors row: launcher (1 × 2 cpu, no toleration) and workers (10 × 1 cpu,
+    tolerating instance=spot:NoSchedule); flavors one (cpu 4, usage 3) and tainted (cpu 10, usage 3, taint
+    instance=spot:NoSchedule). The launcher preempts on one and names the taint of tainted as Go prints the
+    corev1.Taint value; the workers exceed one's maximum capacity and preempt on tainted."""
+    one, tainted = ("one", CPU), ("tainted", CPU)
+    test = cq_node("test-clusterqueue", {one: 4000, tainted: 10_000})
+    tree(test, [], [("c", None, {})], {"test-clusterqueue": "c"})
+    test.add_usage(one, 3000)
+    test.add_usage(tainted, 3000)
+    flavors = {"one": rich_flavor("one", {"type": "one"}),
+               "tainted": rich_flavor("tainted", taints=[taint("instance", "spot")])}
+    spot = [SimpleNamespace(key="instance", operator="Equal", value="spot", effect="NoSchedule")]
+    spec = ClusterQueueSpecView([([CPU], ["one", "tainted"])])
+    a = assign([("launcher", {CPU: 2000}, SimpleNamespace(tolerations=[], node_selector={})),
+                ("workers", {CPU: 10_000}, SimpleNamespace(tolerations=spot, node_selector={}))],
+               test, spec, flavors, oracle_from({}))
+    assert a.mode == PREEMPT
+    launcher, workers = a.pod_sets
+    assert (launcher.flavors, launcher.mode) == ({CPU: "one"}, PREEMPT)
+    assert sorted(launcher.reasons) == ["insufficient unused quota for cpu in flavor one, 1 more needed",
+                                        "untolerated taint {instance spot NoSchedule <nil>} in flavor tainted"]
+    assert (workers.flavors, workers.mode) == ({CPU: "tainted"}, PREEMPT)
+    assert sorted(workers.reasons) == [
+        "insufficient quota for cpu in flavor one, previously considered podsets requests (2) + current podset "
+        "request (10) > maximum capacity (4)",
+        "insufficient unused quota for cpu in flavor tainted, 3 more needed"]
+
+
+def test_taint_time_added_prints_as_go_time():
+    from gpusim.componenthelpers.taints import taint_value_string
+    t = SimpleNamespace(key="k", value="", effect="NoExecute", time_added="2026-01-02T03:04:05Z")
+    assert taint_value_string(t) == "{k  NoExecute 2026-01-02 03:04:05 +0000 UTC}"

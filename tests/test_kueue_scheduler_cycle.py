@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_kueue import FLAVOR, cq, run, wl, workload
+from test_kueue import FLAVOR, cq, observability, run, wl, workload
 
 
 def admitted(r, names):
@@ -125,3 +125,51 @@ def test_namespace_mismatch_is_inadmissible_and_does_not_block(strategy):
     assert (c.status, c.reason, c.message) == ("False", "Pending", "Workload namespace doesn't match ClusterQueue selector")
     q = r.addons["kueue"].queues["a"]
     assert [i.obj.metadata.name for i in q.pending()] == ["stranger"] and not q.has_heads()
+
+
+# --- the pending reason of a NoFit nomination (scheduler.go requeueAndUpdate; flavorassigner.go
+# resolveNoFitReason / mostSevereReason) ----------------------------------------------------------------------
+LABELLED = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: %s}
+spec: {nodeLabels: {type: %s}}
+"""
+TWO_PODSETS = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w}
+spec:
+  queueName: a
+  podSets:
+%s
+"""
+PODSET = """  - name: %s
+    count: 1
+    template:
+      spec:
+        nodeSelector: {type: %s}
+        containers: [{name: c, image: x, resources: {requests: {cpu: "%s"}}}]"""
+
+
+@pytest.mark.parametrize("gate, podsets, want", [
+    # big asks for 4 cpu on type a: flavor a (nominal 2) ExceedsMaxQuota, flavor b NoMatchingFlavor; the resource
+    # group takes its least severe flavor: ExceedsMaxQuota
+    (True, [("big", "a", "4")], "ExceedsMaxQuota"),
+    # small matches no flavor (type c): NoMatchingFlavor on both; across PodSets the most severe wins
+    (True, [("big", "a", "4"), ("small", "c", "1")], "NoMatchingFlavor"),
+    # big fits on a; a second PodSet on a exceeds what is left of the maximum capacity (1 + 2 > 2)
+    (True, [("first", "a", "1"), ("second", "a", "2")], "ExceedsMaxQuota"),
+    # Kueue 0.19 default (UnadmittedWorkloadsObservability off): the reason is Pending, whatever the cause
+    (False, [("big", "a", "4"), ("small", "c", "1")], "Pending"),
+])
+def test_no_fit_reason_is_the_most_severe(gate, podsets, want):
+    cqa = cq("a", "2", flavors=("fa", "fb")).replace("nominalQuota: 2}]}\n    - {name: fb, resources: [{name: cpu, nominalQuota: 2",
+                                                      "nominalQuota: 2}]}\n    - {name: fb, resources: [{name: cpu, nominalQuota: 8")
+    assert "nominalQuota: 8" in cqa          # fb holds 8 cpu, fa 2
+    docs = [LABELLED % ("fa", "a"), LABELLED % ("fb", "b"), cqa,
+            TWO_PODSETS % "\n".join(PODSET % p for p in podsets)]
+    r = run(*([observability()] if gate else []), *docs)
+    c = workload(r, "w").condition("QuotaReserved")
+    assert (c.status, c.reason) == ("False", want)
+    assert c.message.startswith("couldn't assign flavors to pod set ")

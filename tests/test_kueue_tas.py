@@ -326,8 +326,24 @@ from gpusim.api.errors import InputError  # noqa: E402
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kueue-tas.yaml"
 
 
-def test_example_placements_and_messages():
-    r = gs.run(str(EXAMPLE))
+OBSERVABILITY = """
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta2
+    kind: Configuration
+    featureGates: {UnadmittedWorkloadsObservability: true}
+"""
+
+
+@pytest.mark.parametrize("gate", [False, True])
+def test_example_placements_and_messages(gate):
+    """The example as a Kueue 0.19 user sees it (reason Pending), and with UnadmittedWorkloadsObservability on
+    (TopologyPlacementFailed); the message is the same."""
+    r = gs.run(text=EXAMPLE.read_text() + (OBSERVABILITY if gate else ""))
     rows = {row["workload"].rsplit("-", 1)[0]: row for row in gs.topology_assignments(r)}
     assert [d["path"] for d in rows["job-train-b"]["domains"]] == ["b1/r1/b1-r1-0", "b1/r1/b1-r1-1", "b1/r2/b1-r2-0"]
     assert [d["path"] for d in rows["job-train-c"]["domains"]] == [
@@ -336,11 +352,12 @@ def test_example_placements_and_messages():
     assert not rows["job-train-a"]["admitted"]
     wl_a = next(w for w in r.api.list("Workload.kueue.x-k8s.io") if w.metadata.name.startswith("job-train-a"))
     qr = wl_a.condition("QuotaReserved")
-    assert (qr.status, qr.reason) == ("False", "TopologyPlacementFailed")
+    reason = "TopologyPlacementFailed" if gate else "Pending"
+    assert (qr.status, qr.reason) == ("False", reason)
     assert qr.message == ('couldn\'t assign flavors to pod set main: topology "default" allows to fit only 2 out of 3 '
                           "pod(s)")
     d_events = [e for e in r.events.log if e.object.name.startswith("job-train-d")]
-    assert d_events[0].reason == "TopologyPlacementFailed" and d_events[0].time == 60
+    assert d_events[0].reason == reason and d_events[0].time == 60
     assert d_events[0].message.endswith('allows to fit only 1 out of 2 pod(s). Total nodes: 8; excluded: resource '
                                         '"nvidia.com/gpu": 7')
     # the pods ran where the assignment put them: gated at creation, ungated 1 s later with a hostname selector
@@ -423,9 +440,9 @@ spec:
 """
 
 
-def scenario(tmp_path, jobs: str, topology: str = "racks") -> str:
+def scenario(tmp_path, jobs: str, topology: str = "racks", extra: str = "") -> str:
     p = tmp_path / "s.yaml"
-    p.write_text(SCENARIO.format(topology=topology, jobs=jobs))
+    p.write_text(SCENARIO.format(topology=topology, jobs=jobs) + extra)
     return str(p)
 
 
@@ -454,7 +471,7 @@ def test_preemption_frees_the_topology_domain(tmp_path):
     although the quota alone would fit it (TAS placement fails → Preempt)."""
     jobs = (job("low-a", 1, at="0s") + job("low-b", 1, at="1s", selector="kubernetes.io/hostname: r2-0") +
             job("big", 2, at="30s", annotations=RACK_REQ, labels=", kueue.x-k8s.io/priority-class: high"))
-    r = gs.run(scenario(tmp_path, jobs))
+    r = gs.run(scenario(tmp_path, jobs, extra=OBSERVABILITY))
     rows = {row["name"].split("-")[1]: row for row in gs.kueue_workloads(r)}
     assert rows["big"]["admittedAt"] is not None
     preempted = [e for e in r.events.log if e.reason == "Preempted"]
@@ -493,3 +510,77 @@ def test_invalid_input_names_the_field(tmp_path, jobs, topology, message):
     with pytest.raises(InputError) as e:
         gs.run(scenario(tmp_path, jobs, topology))
     assert message in str(e.value)
+
+
+# --- flavorassigner_test.go TestIsNoFitDueToCapacityAndLimits, the TAS rows (UnadmittedWorkloadsObservability on) ---
+NOFIT_TAS = OBSERVABILITY + """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: topology-tas}
+spec: {levels: [{nodeLabel: rack}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-a}
+spec: {nodeLabels: {type: a}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-b}
+spec: {nodeTaints: [{key: key, value: val, effect: NoSchedule}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: flavor-tas}
+spec: {topologyName: topology-tas}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+%s
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: wl, namespace: default}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+    %s
+    template:
+      spec:
+        %s
+        containers: [{name: c, image: x, resources: {requests: {cpu: "%s"}}}]
+"""
+CQ_FLAVORS = "    - {name: %s, resources: [{name: cpu, nominalQuota: 2}]}"
+
+
+@pytest.mark.parametrize("name, flavors, topology, selector, cpu, want", [
+    ("TAS not supported", ("flavor-a",), "topologyRequest: {required: rack}", "", "1", "NoMatchingFlavor"),
+    ("TAS level not supported", ("flavor-a", "flavor-b", "flavor-tas"), "topologyRequest: {required: block}", "",
+     "1", "NoMatchingFlavor"),
+    ("TAS only flavor mismatch", ("flavor-a", "flavor-b", "flavor-tas"), "", "nodeSelector: {type: wrong}", "1",
+     "NoMatchingFlavor"),
+    ("tas placement fails", ("flavor-a", "flavor-b", "flavor-tas"), "topologyRequest: {required: rack}", "", "1",
+     "TopologyPlacementFailed"),
+    ("tas placement fails, cohort has no capacity", ("flavor-a", "flavor-b", "flavor-tas"),
+     "topologyRequest: {required: rack}", "", "3", "ExceedsMaxQuota"),
+])
+def test_no_fit_reason_tas_rows(name, flavors, topology, selector, cpu, want):
+    """No node carries the rack label, so a TAS placement never fits; the other flavors are not TAS flavors
+    (NoMatchingFlavor for a PodSet that asks for TAS), flavor-b's taint is not tolerated."""
+    text = NOFIT_TAS % ("\n".join(CQ_FLAVORS % f for f in flavors), topology, selector, cpu)
+    r = gs.run(text=text, until="1m")
+    qr = r.api.get("Workload.kueue.x-k8s.io", "default", "wl").condition("QuotaReserved")
+    assert (qr.status, qr.reason) == ("False", want)

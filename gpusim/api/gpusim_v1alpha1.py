@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from .core_v1 import Taint
+from .kueue_x_k8s_io import CONFIG_KEY, CONFIG_MAP, CONFIG_NAMESPACE, KUEUE_FEATURE_GATES
 from .meta import ObjectMeta
 from .schema import IntOrString
 
@@ -59,7 +60,12 @@ def validate_feature_gates(spec: SimulationSpec) -> Iterator[tuple[str, str]]:
     for name in sorted(spec.feature_gates):
         path = f"spec.featureGates[{name}]"
         if name not in FEATURE_GATES:
-            yield path, f"unrecognized feature gate: {name} (gpusim models: {', '.join(sorted(FEATURE_GATES))})"
+            hint = ""
+            if name in KUEUE_FEATURE_GATES:
+                hint = ("; it is a Kueue feature gate: set it in Kueue's Configuration (ConfigMap "
+                        f"{CONFIG_NAMESPACE}/{CONFIG_MAP}, key {CONFIG_KEY}, featureGates)")
+            yield path, (f"unrecognized feature gate: {name} (gpusim models: {', '.join(sorted(FEATURE_GATES))})"
+                         + hint)
             continue
         since = FEATURE_GATES[name]
         if spec.feature_gates[name] and version < since:

@@ -531,7 +531,21 @@ class KueueConfig:
 # The Kueue 0.19 feature gates gpusim models, with their defaults (pkg/features/kube_features.go
 # defaultVersionedFeatureGates): FairSharingPreemptWithinNominal Beta since 0.17, on.
 FAIR_SHARING_PREEMPT_WITHIN_NOMINAL = "FairSharingPreemptWithinNominal"
-KUEUE_FEATURE_GATES: dict[str, bool] = {FAIR_SHARING_PREEMPT_WITHIN_NOMINAL: True}
+# UnadmittedWorkloadsObservability (KEP-10852): OFF in 0.19. With it off the scheduler writes QuotaReserved=False
+# and its Warning event with reason "Pending" (pkg/workload UnadmittedWorkloadReasonWithFallback(granular,
+# "Pending")); on, the granular reasons (WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...). Evidence:
+# - the v0.19.0 release notes (kubernetes-sigs/kueue issue #13002, entry from PR #13022): "The feature is disabled
+#   by default, and guarded by UnadmittedWorkloadsObservability";
+# - PR #15562 "Fix the status for the observability gate for 0.20" (mimowo, 2026-09-14): "The FG is Beta but
+#   disabled by default on 0.18 and 0.19" (link to release-0.19 pkg/features/kube_features.go), "enabled by
+#   default in 0.20"; the flip itself is PR #13063 (merged on main for 0.20, not in release-0.19);
+# - the stored kube_features.go copies: the one whose newest gates are 0.19/0.20-dev reads
+#   {Version: "0.19", Default: false, Beta}; a later main copy (with 0.20 gates and "GA in 0.21" notes) reads
+#   true for "0.19", the state PR #15562 corrected to false-for-0.19 plus a 0.20 entry.
+# The KEP's "Beta (v0.19): enabled by default" plan and main's integration tests describe 0.20, not 0.19.
+UNADMITTED_WORKLOADS_OBSERVABILITY = "UnadmittedWorkloadsObservability"
+KUEUE_FEATURE_GATES: dict[str, bool] = {FAIR_SHARING_PREEMPT_WITHIN_NOMINAL: True,
+                                        UNADMITTED_WORKLOADS_OBSERVABILITY: False}
 
 
 def parse_configuration(text: str) -> KueueConfig:

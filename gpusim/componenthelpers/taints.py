@@ -1,7 +1,8 @@
-"""Taints and tolerations (mirrors k8s.io/api/core/v1 toleration.go ``ToleratesTaint``, taint.go ``ToString``
-and k8s.io/component-helpers/scheduling/corev1/helpers.go ``FindMatchingUntoleratedTaint``)."""
+"""Taints and tolerations (mirrors k8s.io/api/core/v1 toleration.go ``ToleratesTaint``, taint.go ``ToString``,
+Go's ``%v`` of a ``corev1.Taint`` value, and k8s.io/component-helpers/scheduling/corev1/helpers.go ``FindMatchingUntoleratedTaint``)."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from ..api.validation import is_decimal_integer
@@ -31,6 +32,20 @@ def tolerates(tol: Any, taint: Any) -> bool:
 def taint_string(taint: Any) -> str:
     """Taint.ToString: ``key=value:effect``, or ``key:effect`` without a value."""
     return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+
+
+def taint_value_string(taint: Any) -> str:
+    """A ``corev1.Taint`` value printed with Go's ``%s``/``%v`` (what kueue's flavorassigner.go writes in
+    ``untolerated taint %s in flavor %s`` with the value FindMatchingUntoleratedTaint returns): the fields in
+    order, ``{key value effect <nil>}``; a set ``timeAdded`` prints as Go's ``time.Time.String`` in UTC."""
+    added = "<nil>"
+    if taint.time_added:
+        try:
+            t = datetime.fromisoformat(str(taint.time_added).replace("Z", "+00:00")).astimezone(timezone.utc)
+            added = t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+        except ValueError:
+            added = str(taint.time_added)
+    return f"{{{taint.key} {taint.value} {taint.effect} {added}}}"
 
 
 def find_matching_untolerated_taint(taints: Iterable[Any], tolerations: list[Any],

@@ -11,13 +11,20 @@ of its ClusterQueue is a TAS flavor) only takes TAS flavors that hold the level 
 skip TAS flavors. Once every PodSet has flavors: if the quota fits, the placement is computed on the flavor's
 topology; a PodSet that does not fit turns the assignment to Preempt, with the TAS message as its reason. A
 Preempt assignment is tried on a topology emptied of TAS workloads; if even that fails it is NoFit.
+
+Why a NoFit assignment does not fit (``Assignment.NoFitReason``, resolveNoFitReason): every flavor tried records
+its own reason (NoMatchingFlavor for a taint/affinity/TAS mismatch, ExceedsMaxQuota above the maximum capacity,
+WaitingForQuota when only waiting can help, TopologyPlacementFailed when only the placement fails); a resource
+group takes the least severe of its flavors (another flavor might still do), the PodSet and the workload the most
+severe of their groups and PodSets (``mostSevereReason``: NoMatchingFlavor > ExceedsMaxQuota > WaitingForQuota >
+TopologyPlacementFailed).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..componenthelpers.taints import taint_string, tolerates
+from ..componenthelpers.taints import taint_value_string, tolerates
 from . import resources
 from .cache import Node
 from .resources import FlavorResource
@@ -25,6 +32,30 @@ from .tas_flavor_snapshot import Placement, TASPodSetRequest
 
 NO_FIT, PREEMPT, FIT = 0, 1, 2
 MODE_NAMES = {NO_FIT: "NoFit", PREEMPT: "Preempt", FIT: "Fit"}
+
+# QuotaReserved=False reasons a NoFit assignment resolves to (apis/kueue/v1beta2 WorkloadQuotaReservedReason*)
+NO_MATCHING_FLAVOR, EXCEEDS_MAX_QUOTA = "NoMatchingFlavor", "ExceedsMaxQuota"
+WAITING_FOR_QUOTA, TOPOLOGY_PLACEMENT_FAILED = "WaitingForQuota", "TopologyPlacementFailed"
+_SEVERITY = {TOPOLOGY_PLACEMENT_FAILED: 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+def reason_severity(reason: str) -> int:
+    """flavorassigner.go reasonSeverity (0 for an empty or unknown reason)."""
+    return _SEVERITY.get(reason, 0)
+
+
+def most_severe_reason(a: str, b: str) -> str:
+    """flavorassigner.go mostSevereReason: ``a`` unless ``b`` is strictly more severe."""
+    return a if reason_severity(a) >= reason_severity(b) else b
+
+
+@dataclass
+class FlavorAttempt:
+    """FlavorAssignmentAttempt: one flavor tried for a PodSet, in resource group ``group``."""
+    flavor: str
+    group: int
+    mode: int
+    no_fit_reason: str = ""
 
 
 @dataclass
@@ -35,8 +66,7 @@ class PodSetAssignment:
     mode: int = FIT
     borrow: int = 0                                                 # borrowing level (0: within nominal)
     reasons: list[str] = field(default_factory=list)
-    max_quota_only: bool = False                                    # every reason is ExceedsMaxQuota
-    affinity_only: bool = False                                     # every reason is a taint/affinity mismatch
+    attempts: list[FlavorAttempt] = field(default_factory=list)     # every flavor tried, in order
     topology: Optional[Placement] = None                            # TAS placement on ``tas_flavor``
     tas_flavor: str = ""
     tas_request: Optional[TASPodSetRequest] = None
@@ -62,6 +92,31 @@ class Assignment:
             for fr, v in p.usage.items():
                 out[fr] = out.get(fr, 0) + v
         return out
+
+    def no_fit_reason(self) -> str:
+        """resolveNoFitReason: "" unless the assignment is NoFit; a NoFit PodSet without any flavor tried is
+        NoMatchingFlavor; otherwise the least severe NoFit reason per resource group, the most severe across
+        groups and PodSets."""
+        if self.mode != NO_FIT:
+            return ""
+        overall = ""
+        for p in self.pod_sets:
+            if p.mode != NO_FIT:
+                continue
+            if not p.attempts:
+                overall = most_severe_reason(overall, NO_MATCHING_FLAVOR)
+                continue
+            per_group: dict[int, str] = {}
+            for att in p.attempts:
+                if att.mode != NO_FIT:
+                    continue
+                if att.group not in per_group or reason_severity(att.no_fit_reason) < reason_severity(per_group[att.group]):
+                    per_group[att.group] = att.no_fit_reason
+            ps_reason = ""
+            for r in per_group.values():
+                ps_reason = most_severe_reason(ps_reason, r)
+            overall = most_severe_reason(overall, ps_reason)
+        return overall
 
     def message(self) -> str:
         parts = [f"couldn't assign flavors to pod set {p.name}: " + ", ".join(sorted(p.reasons))
@@ -90,7 +145,7 @@ def flavor_mismatch(flavor: Any, pod_spec: Any) -> Optional[str]:
     tolerations = list(pod_spec.tolerations) + list(flavor.spec.tolerations)
     for t in flavor.spec.node_taints:
         if t.effect in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, t):
-            return f"untolerated taint {taint_string(t)} in flavor {name}"
+            return f"untolerated taint {taint_value_string(t)} in flavor {name}"
     for k, v in flavor.spec.node_labels.items():
         if k in pod_spec.node_selector and pod_spec.node_selector[k] != v:
             return f"flavor {name} doesn't match node affinity"
@@ -195,7 +250,6 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
         podset = entry[3] if len(entry) > 3 else None
         psa = PodSetAssignment(ps_name)
         out.append(psa)
-        kinds: list[str] = []
         for res in sorted(req):
             if res == resources.PODS and not any(res in g[0] for g in spec.groups):
                 continue     # pods counts only where a group covers it
@@ -207,19 +261,24 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
                 psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
                 continue
             covered, flavor_names = group
+            gi = spec.groups.index(group)
             wanted = [r for r in covered if r in req]
             best: Optional[tuple[GranularMode, str, dict]] = None
             reasons: list[str] = []
             for fname in flavor_names:
+                # checkPodSetAndFlavorMatchForTAS runs for every flavor (TopologyAwareScheduling is on in 0.19):
+                # a PodSet asking for TAS does not take a flavor without a topology, in any ClusterQueue
+                asks_tas = podset is not None and podset.topology_request is not None
                 mismatch = (tas_flavor_mismatch(flavors[fname], podset, tas, tas_only)
-                            if tas is not None or flavors[fname].spec.topology_name else None)
+                            if tas is not None or asks_tas or flavors[fname].spec.topology_name else None)
                 mismatch = mismatch or flavor_mismatch(flavors[fname], pod_spec)
                 if mismatch:
                     reasons.append(mismatch)
-                    kinds.append("affinity")
+                    psa.attempts.append(FlavorAttempt(fname, gi, NO_FIT, NO_MATCHING_FLAVOR))
                     continue
                 rep: GranularMode = BEST
                 usage: dict[FlavorResource, int] = {}
+                flavor_reason = ""
                 for r in wanted:
                     fr = (fname, r)
                     prev = assigned.get(fr, 0)
@@ -227,10 +286,14 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
                                                              spec.can_preempt_while_borrowing)
                     if msg:
                         reasons.append(msg)
-                        kinds.append("max" if exceeds else "quota")
+                        # fitsResourceQuota's noFitReason: above the maximum capacity, or no preemption possible
+                        if m == G_NO_FIT:
+                            flavor_reason = most_severe_reason(
+                                flavor_reason, EXCEEDS_MAX_QUOTA if exceeds else WAITING_FOR_QUOTA)
                     if is_preferred(rep, (m, b), spec.preference):
                         rep = (m, b)          # the flavor's representative mode is its worst resource's
                     usage[fr] = req[r]
+                psa.attempts.append(FlavorAttempt(fname, gi, _TO_MODE[rep[0]], flavor_reason))
                 if rep[0] == G_NO_FIT:
                     continue
                 if not should_try_next_flavor(rep, spec):
@@ -252,8 +315,6 @@ def assign(requests: list[tuple], cq: Node, spec: ClusterQueueSpecView, flavors:
             psa.mode, psa.borrow = min(psa.mode, mode), max(psa.borrow, level)
             if mode != FIT:
                 psa.reasons += reasons
-        psa.max_quota_only = bool(kinds) and all(k == "max" for k in kinds)
-        psa.affinity_only = bool(kinds) and all(k == "affinity" for k in kinds)
     a = Assignment(out)
     if tas is not None and a.mode != NO_FIT:
         _assign_topology(a, requests, tas, tas_only)
@@ -297,7 +358,14 @@ def _assign_topology(a: Assignment, requests: list[tuple], tas: Any, tas_only: b
     if a.mode == PREEMPT:
         failed = _find(by_flavor, tas, simulate_empty=True, record=False)
         if failed is not None:
-            failed[0].mode = NO_FIT
+            psa, reason = failed
+            psa.mode = NO_FIT
+            if reason not in psa.reasons:
+                psa.reasons.append(reason)
+            psa.topology_failed = True
+            for att in psa.attempts:          # markFlavorAttempt(failure.Flavor, NoFit, TopologyPlacementFailed)
+                if att.flavor == psa.tas_flavor:
+                    att.mode, att.no_fit_reason = NO_FIT, TOPOLOGY_PLACEMENT_FAILED
 
 
 def _find(by_flavor: dict[str, list[PodSetAssignment]], tas: Any, simulate_empty: bool,

@@ -23,6 +23,11 @@ tas_flavor_snapshot.py); admission writes it as ``status.admission.podSetAssignm
 adds it to the TAS usage; preemption for such a workload looks for targets after whose removal both the quota
 and the placement fit. A Node change that matters to TAS (readiness, labels, allocatable, taints) requeues the
 inadmissible workloads of ClusterQueues that use TAS flavors (pkg/controller/tas/node_controller.go).
+
+Pending reasons (requeueAndUpdate): the QuotaReserved=False condition and its Warning event carry reason
+``Pending`` unless the Configuration turns on the UnadmittedWorkloadsObservability gate (off in 0.19); with it
+on, the granular reason the cycle found (``Assignment.no_fit_reason`` for a NoFit nomination, WaitingForQuota,
+WaitingForPreemptedWorkloads, TopologyPlacementFailed). The message is the same either way.
 """
 from __future__ import annotations
 
@@ -31,8 +36,8 @@ from typing import Any, Optional
 
 import simpy
 
-from ..api.kueue_x_k8s_io import (FAIR_SHARING_PREEMPT_WITHIN_NOMINAL, Admission, KueueConfig, PodSetAssignment,
-                                  RequeueState, Workload)
+from ..api.kueue_x_k8s_io import (FAIR_SHARING_PREEMPT_WITHIN_NOMINAL, UNADMITTED_WORKLOADS_OBSERVABILITY, Admission,
+                                  KueueConfig, PodSetAssignment, RequeueState, Workload)
 from ..controlplane.apiserver import ADDED, DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
@@ -45,7 +50,7 @@ from .queue import ClusterQueueQueue
 from .tas_cache import TASCache, node_signature
 from .tas_flavor_snapshot import to_v1beta2
 from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_READY_TIMEOUT, EVICTED_BY_PREEMPTION,
-                       EXCEEDS_MAX_QUOTA, FINISHED, NO_MATCHING_FLAVOR, PENDING,
+                       FINISHED, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
                        TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
                        remove_condition, set_condition)
@@ -65,6 +70,7 @@ class Kueue:
 
     def __init__(self, ctx: Context, config: KueueConfig, objects: dict[str, list]):
         self.ctx, self.config = ctx, config
+        self.observability = config.enabled(UNADMITTED_WORKLOADS_OBSERVABILITY)
         self.flavors = {f.metadata.name: f for f in objects.get("ResourceFlavor", [])}
         self.cluster_queues = {q.metadata.name: q for q in objects.get("ClusterQueue", [])}
         self.local_queues = {(q.metadata.namespace, q.metadata.name): q for q in objects.get("LocalQueue", [])}
@@ -337,7 +343,8 @@ class Kueue:
             node = self.nodes[info.cq]
             q = self.queues[info.cq]
             if a is None or a.mode == NO_FIT:
-                reason = PENDING if a is None else self._pending_reason(a)
+                # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
+                reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
                 self._set_pending(info, reason, msg)
                 q.requeue(info, immediate=False, namespace_mismatch=a is None)
                 continue
@@ -408,19 +415,11 @@ class Kueue:
             sig += (info.queued_at, info.seq)
         info.signature = sig
 
-    @staticmethod
-    def _pending_reason(a: Any) -> str:
-        failed = [p for p in a.pod_sets if p.mode == NO_FIT]
-        if failed and all(p.topology_failed for p in failed):
-            return TOPOLOGY_PLACEMENT_FAILED
-        if failed and all(p.max_quota_only for p in failed):
-            return EXCEEDS_MAX_QUOTA
-        if failed and all(p.affinity_only for p in failed):
-            return NO_MATCHING_FLAVOR
-        return WAITING_FOR_QUOTA
-
     def _set_pending(self, info: Info, reason: str, message: str) -> None:
-        """QuotaReserved=False with the reason; a Warning event when the message changes."""
+        """QuotaReserved=False with the reason; a Warning event when the message changes. The reason is
+        ``Pending`` unless UnadmittedWorkloadsObservability is on (workload.UnadmittedWorkloadReasonWithFallback)."""
+        if not self.observability:
+            reason = PENDING
         wl = info.obj
         if info.last_message == message and info.last_reason == reason:
             return

@@ -26,7 +26,8 @@ HUMAN_READABLE_PREEMPTION = {   # preemption.go HumanReadablePreemptionReasons
     IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
     IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
 }
-# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, Kueue ≥0.19)
+# QuotaReserved=False reasons (Kueue 0.19, written only with the UnadmittedWorkloadsObservability gate on;
+# off by default, see api/kueue_x_k8s_io.py, the scheduler writes PENDING)
 WAITING_FOR_QUOTA, EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR = "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"
 WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
 TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
