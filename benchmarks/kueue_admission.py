@@ -180,6 +180,7 @@ def main() -> None:
         print(f"  {cls:<7} avg time to admission {avg:8.2f} s (simulated)   max {max(xs, default=0):8.2f} s")
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":
