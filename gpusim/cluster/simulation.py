@@ -407,14 +407,15 @@ class Simulation:
         else:
             # Stop when only daemon timers (periodic housekeeping) remain; simpy keeps its
             # schedule in Environment._queue.
-            while env._queue and len(env._queue) > ctx.daemon_pending[0]:
-                if env.peek() > DEFAULT_HORIZON:
+            queue, daemon_pending, step = env._queue, ctx.daemon_pending, env.step
+            while queue and len(queue) > daemon_pending[0]:
+                if queue[0][0] > DEFAULT_HORIZON:     # env.peek(), inlined: this loop runs once per event
                     self.stopped_at_horizon = True
                     if env.now < DEFAULT_HORIZON:
                         env.run(until=DEFAULT_HORIZON)
                     warnings.warn(HORIZON_WARNING, stacklevel=3)
                     break
-                env.step()
+                step()
         return Result(self.scenario, ctx, self.scheduler, self.kubelets, env.now, self.seed, self.addons,
                       self.stopped_at_horizon)
 

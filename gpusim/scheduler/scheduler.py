@@ -34,7 +34,8 @@ from .queue import SchedulingQueue
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
-from .vectorized import BOUNDED_RAW, SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, score as vector_score
+from .vectorized import (BOUNDED_RAW, SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, kept_indices,
+                         score as vector_score)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
@@ -650,7 +651,7 @@ class Scheduler:
         feasible_idx = res.feasible
         # the Attempt keeps its lazy views on compact arrays, not on the cycle's Python lists and int64 columns:
         # a 10,000-pod run keeps one Attempt per pod (AttemptLog), and those were most of its memory
-        kept = compact(feasible_idx, (0, n - 1))
+        kept = kept_indices(feasible_idx, n)
         attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible),
@@ -674,15 +675,23 @@ class Scheduler:
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
             per_node = None
             weights = fw.weights
-            kept_parts = {}
+            # every plugin's raw and normalised row in one compact matrix (one array, not two per plugin);
+            # row_of[plugin] = (raw row, normalised row)
+            rows, row_of = [], {}
+            lo, hi = 0, MAX_NODE_SCORE   # Fit and BalancedAllocation raw scores, and every normalised score
             for pl, (raw, norm) in parts.items():
-                # Fit and BalancedAllocation scores lie in [0, MaxNodeScore]; a normalised score too
-                raw_c = compact(raw, (0, MAX_NODE_SCORE) if pl in BOUNDED_RAW else None)
-                kept_parts[pl] = (raw_c, raw_c if norm is raw else compact(norm, (0, MAX_NODE_SCORE)))
+                if pl not in BOUNDED_RAW and len(raw):
+                    lo, hi = min(lo, int(raw.min())), max(hi, int(raw.max()))
+                row_of[pl] = (len(rows), len(rows) if norm is raw else len(rows) + 1)
+                rows.append(raw)
+                if norm is not raw:
+                    rows.append(norm)
+            mat = compact(np.vstack(rows), (lo, hi)) if rows else None
 
             def breakdown() -> dict:
-                return {names[i]: {pl: (int(raw[k]), int(norm[k]), int(norm[k]) * weights[pl])
-                                   for pl, (raw, norm) in kept_parts.items()} for k, i in enumerate(kept.tolist())}
+                cols = mat.T.tolist() if mat is not None else []
+                return {names[i]: {pl: (cols[k][r], cols[k][q], cols[k][q] * weights[pl])
+                                   for pl, (r, q) in row_of.items()} for k, i in enumerate(kept.tolist())}
             attempt.scores = breakdown
         best = int(totals.max())
         ties = np.flatnonzero(totals == best)

@@ -143,6 +143,28 @@ def compact(a: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
 _SMALL_INTS = [(t, int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.int16, np.int32)]
 
 
+class _Run:
+    """Node indices ``first, first+1, …`` (mod n), ``count`` of them: what ``kept_indices`` keeps for a run of
+    consecutive nodes instead of the array."""
+    __slots__ = ("first", "count", "n")
+
+    def __init__(self, first: int, count: int, n: int):
+        self.first, self.count, self.n = first, count, n
+
+    def tolist(self) -> list[int]:
+        f, n = self.first, self.n
+        return [(f + k) % n for k in range(self.count)]
+
+
+def kept_indices(idx: np.ndarray, n: int) -> Any:
+    """What an Attempt keeps of a cycle's feasible node indices (``.tolist()`` gives them back): the first index
+    and a count when they are consecutive in search order (nothing rejected), else the compact array."""
+    if len(idx) and (int(idx[-1]) - int(idx[0])) % n == len(idx) - 1 and \
+            (len(idx) < 3 or bool(np.all((np.diff(idx) % n) == 1))):
+        return _Run(int(idx[0]), len(idx), n)
+    return compact(idx, (0, n - 1))
+
+
 def _window(n: int, start: int, w: int):
     """Positions ``start, start+1, … start+w-1`` (mod n) of the node columns: a slice when they do not wrap."""
     return slice(start, start + w) if start + w <= n else np.r_[start:n, 0:start + w - n]
@@ -197,6 +219,10 @@ def _fail_masks(table: NodeTable, fw, pi: PodInfo, start: int, w: int):
     return fails, fit_detail, fit_plugin
 
 
+def _no_statuses() -> dict[str, Status]:
+    return {}
+
+
 def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: int) -> BatchResult:
     """findNodesThatPassFilters, stopping (as upstream) after ``want`` feasible nodes in search order (from
     nextStartNodeIndex, wrapping round). The masks are computed over a window of nodes from ``start`` that
@@ -220,6 +246,9 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
         w = min(n, 4 * w)
     feasible = (pos + start) % n if start else pos
     rejected_k = np.flatnonzero(any_fail[:processed])       # window positions of the rejected nodes
+    if len(rejected_k) == 0:
+        # nothing rejected (the common case in a roomy cluster): the Attempt keeps no per-plugin masks
+        return BatchResult(feasible, processed, _no_statuses)
     rejected = (rejected_k + start) % n
     snap = [(name, m[rejected_k]) for name, m in fails]
     detail = {k: v[rejected_k] for k, v in fit_detail.items()}
