@@ -194,6 +194,7 @@ class Scheduler:
         self._plugin_events: Optional[dict[str, set]] = None
         self.nodes: dict[str, NodeInfo] = {}
         self._node_list: Optional[list[NodeInfo]] = None   # list(self.nodes.values()), until a node comes or goes
+        self._filter_names_cache: dict[tuple, list[str]] = {}
         self._unschedulable: dict[str, bool] = {}   # node → spec.unschedulable last seen (for uncordon events)
         self.pod_node: dict[str, str] = {}
         self.assumed: set[str] = set()
@@ -637,6 +638,15 @@ class Scheduler:
         attempt.node = chosen
         return chosen, None, attempt
 
+    def _filter_names(self, fw: Framework, skipped: Optional[set]) -> list[str]:
+        """The Filter plugins a cycle ran (PreFilter-skipped ones left out), one shared list per combination:
+        every pod's findNodesThatFitPod trace record keeps it."""
+        key = (id(fw), frozenset(skipped) if skipped else frozenset())
+        names = self._filter_names_cache.get(key)
+        if names is None:
+            names = self._filter_names_cache[key] = [n for n in fw.names["Filter"] if n not in key[1]]
+        return names
+
     def _schedule_vectorized(self, state: CycleState, pi: PodInfo, fw: Framework, attempt: Attempt, want: int):
         """The same decisions as the per-node path, computed over node arrays (see vectorized.py)."""
         ctx, pod = self.ctx, pi.pod
@@ -655,7 +665,7 @@ class Scheduler:
         attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible),
-                      plugins=[n_ for n_ in fw.names["Filter"] if n_ not in state.get("__prefilter_skipped", set())])
+                      plugins=self._filter_names(fw, state.get("__prefilter_skipped")))
         if len(feasible_idx) == 0:
             diag = Diagnosis(node_to_status=res.statuses())
             diag.unschedulable_plugins = {st.plugin for st in diag.node_to_status.values()}
@@ -675,23 +685,39 @@ class Scheduler:
             totals, parts = vector_score(table, fw, state, pi, idx, skipped)
             per_node = None
             weights = fw.weights
-            # every plugin's raw and normalised row in one compact matrix (one array, not two per plugin);
-            # row_of[plugin] = (raw row, normalised row)
-            rows, row_of = [], {}
+            # every plugin's raw and normalised scores in one compact matrix (one array, not two per plugin); a
+            # row that is the same on every node is kept as that number. row_of[plugin] = (raw, normalised), each
+            # ("m", row index in the matrix) or ("c", the constant)
+            rows: list[np.ndarray] = []
+            row_of: dict[str, tuple] = {}
             lo, hi = 0, MAX_NODE_SCORE   # Fit and BalancedAllocation raw scores, and every normalised score
             for pl, (raw, norm) in parts.items():
-                if pl not in BOUNDED_RAW and len(raw):
-                    lo, hi = min(lo, int(raw.min())), max(hi, int(raw.max()))
-                row_of[pl] = (len(rows), len(rows) if norm is raw else len(rows) + 1)
-                rows.append(raw)
-                if norm is not raw:
-                    rows.append(norm)
+                kept_pair = []
+                for j, arr in enumerate((raw, norm)):
+                    if j == 1 and (norm is raw or np.array_equal(norm, raw)):
+                        kept_pair.append(kept_pair[0])      # e.g. Fit's scores need no normalising
+                        continue
+                    a_lo, a_hi = (int(arr.min()), int(arr.max())) if len(arr) else (0, 0)
+                    if a_lo == a_hi:
+                        kept_pair.append(("c", a_lo))
+                    else:
+                        lo, hi = min(lo, a_lo), max(hi, a_hi)
+                        kept_pair.append(("m", len(rows)))
+                        rows.append(arr)
+                row_of[pl] = tuple(kept_pair)
             mat = compact(np.vstack(rows), (lo, hi)) if rows else None
 
             def breakdown() -> dict:
-                cols = mat.T.tolist() if mat is not None else []
-                return {names[i]: {pl: (cols[k][r], cols[k][q], cols[k][q] * weights[pl])
-                                   for pl, (r, q) in row_of.items()} for k, i in enumerate(kept.tolist())}
+                cols = mat.T.tolist() if mat is not None else None
+                out = {}
+                for k, i in enumerate(kept.tolist()):
+                    entry = {}
+                    for pl, ((rk, rv), (nk, nv)) in row_of.items():
+                        r = cols[k][rv] if rk == "m" else rv
+                        q = cols[k][nv] if nk == "m" else nv
+                        entry[pl] = (r, q, q * weights[pl])
+                    out[names[i]] = entry
+                return out
             attempt.scores = breakdown
         best = int(totals.max())
         ties = np.flatnonzero(totals == best)
