@@ -31,7 +31,7 @@ from typing import Any, Optional
 from ...api.resource_k8s_io_v1 import (FINALIZER, RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, AllocationResult,
                                        DeviceClass, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice,
                                        is_reserved_for)
-from ..dra.allocator import AllocationError, Allocator, DeviceID, FailedOnNodeError
+from ..dra.allocator import AllocatedState, AllocationError, Allocator, FailedOnNodeError, allocated_state
 from ..framework import Code, Status
 
 NAME = "DynamicResources"
@@ -69,14 +69,12 @@ class _State:
     per_node: dict[str, list[AllocationResult]] = field(default_factory=dict)
 
 
-def allocated_devices(claims: list[ResourceClaim], in_flight: dict[str, AllocationResult]) -> set[DeviceID]:
-    """The devices in use: allocated in the apiserver or in flight; adminAccess results do not count."""
-    ids: set[DeviceID] = set()
+def allocated_devices(claims: list[ResourceClaim], in_flight: dict[str, AllocationResult]) -> AllocatedState:
+    """The devices in use: allocated in the apiserver or in flight; adminAccess results do not count, results
+    with a shareID are shares of a multi-allocatable device (consumable capacity)."""
     allocs = [c.status.allocation for c in claims if c.status.allocation is not None and c.metadata.uid
               not in in_flight] + list(in_flight.values())
-    for a in allocs:
-        ids |= {(r.driver, r.pool, r.device) for r in a.devices.results if not r.admin_access}
-    return ids
+    return allocated_state(r for a in allocs for r in a.devices.results)
 
 
 def node_matches(selector: Any, node: str) -> bool:
