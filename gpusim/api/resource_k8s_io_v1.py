@@ -8,8 +8,15 @@ requests with ``exactly`` {deviceClassName, selectors, allocationMode ExactCount
 or ``firstAvailable`` sub-requests; ``status.allocation`` and ``status.reservedFor``; ResourceSlices with
 driver, pool {name, generation, resourceSliceCount}, nodeName/allNodes and devices with attributes and
 capacity, and partitionable devices (KEP-4815: a slice's ``sharedCounters`` counter sets and a device's
-``consumesCounters``). Accepted as opaque values so real manifests load, but not acted on: constraints, claim
-config, tolerations, consumable-capacity requests, device taints and binding conditions.
+``consumesCounters``); claim ``constraints`` (``matchAttribute`` | ``distinctAttribute``, requests that exist, a
+fully qualified attribute name); request ``tolerations`` (operator defaulted to ``Equal``) and device ``taints``
+(KEP-5055, effects None|NoSchedule|NoExecute); consumable capacity (KEP-5075: ``allowMultipleAllocations``, request
+``capacity.requests``, a capacity's ``requestPolicy`` {default, validValues, validRange{min,max,step}} validated as
+upstream's validateRequestPolicy, results' ``shareID``/``consumedCapacity``); at most 64 devices in a slice with
+taints or counters. Refused at validation: device binding conditions (``bindingConditions``,
+``bindingFailureConditions``, ``bindsToNode``: DRADeviceBindingConditions is not modelled). Accepted as opaque
+values so real manifests load, but not acted on: claim config, a taint's ``timeAdded``, a toleration's
+``tolerationSeconds``.
 """
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The structured-parameters allocator (mirrors kubernetes
-staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go, reached through
-structured/allocator.go ``NewAllocator(...).Allocate(node, claims)``).
+staging/src/k8s.io/dynamic-resource-allocation/structured/internal/incubating/allocator_incubating.go, the
+variant 1.36's default gates select (DRAPartitionableDevices, DRADeviceTaints, DRAConsumableCapacity on), reached
+through structured/allocator.go ``NewAllocator(...).Allocate(node, claims)``; stable/allocator_stable.go is the
+same search without those features).
 
 For one node it picks, for every request of every claim, devices from the ResourceSlices usable on that node:
 - slices: ``nodeName`` equal to the node, or ``allNodes``; per (driver, pool) only the slices of the highest
@@ -14,21 +16,57 @@ For one node it picks, for every request of every claim, devices from the Resour
 - a device already allocated to another claim, or picked for an earlier request of the same pod, is not
   taken again; a request with ``adminAccess`` may take devices in use by other claims (not those its own claim
   already picked), and its picks leave the device free for others;
-- search: depth first over requests and their devices with backtracking, as upstream's ``allocateOne``, so a
+- search: depth first over requests and, device by device, over each request's devices with backtracking, as
+  upstream's ``allocateOne`` / ``allocateDevice`` (each combination of a request's devices is tried once), so a
   later request can still succeed when an earlier one could have used another device.
-- partitionable devices (KEP-4815, internal/incubating/allocator_incubating.go ``checkAvailableCounters`` and
-  pools_incubating.go ``buildPool``): slices with ``sharedCounters`` hold the pool's counter sets, the others its
-  devices. A device with ``consumesCounters`` is allocatable only if, after adding its consumption to what the
-  devices picked so far consume, every counter of every counter set of its pool stays at or above zero, counting
-  the devices already allocated anywhere in the pool (an over-consumed counter blocks every counter-consuming
-  device of the pool, as upstream). adminAccess picks consume counters too. A pool with a duplicate device name
-  (``duplicate device name <d>``), a duplicate counter set (``duplicate counter set name <s>``) or a device
-  consuming an unknown set or counter (``counter set <s> not found``, ``counter <c> not found in counter set <s>``)
-  is invalid: its devices are not used, and when allocation fails on the node the error is
-  "invalid resource pools were encountered" (``ErrFailedAllocationOnNode``: Unschedulable, not Error). gpusim
-  runs with the DRAPartitionableDevices gate on.
-Not modelled: constraints (matchAttribute/distinctAttribute), consumable capacity, device taints, binding
-conditions: those fields load but are ignored here.
+- partitionable devices (KEP-4815, ``checkAvailableCounters`` and pools_incubating.go ``buildPool``): slices with
+  ``sharedCounters`` hold the pool's counter sets, the others its devices. A device with ``consumesCounters`` is
+  allocatable only if, after adding its consumption to what the devices picked so far consume, every counter of
+  every counter set of its pool stays at or above zero, counting the devices already allocated anywhere in the
+  pool (an over-consumed counter blocks every counter-consuming device of the pool, as upstream). adminAccess
+  picks consume counters too. A pool with a duplicate device name (``duplicate device name <d>``), a duplicate
+  counter set (``duplicate counter set name <s>``) or a device consuming an unknown set or counter (``counter set
+  <s> not found``, ``counter <c> not found in counter set <s>``) is invalid: its devices are not used, and when
+  allocation fails on the node the error is "invalid resource pools were encountered"
+  (``ErrFailedAllocationOnNode``: Unschedulable, not Error).
+- claim constraints (``spec.devices.constraints``, ``matchAttributeConstraint`` / constraint.go
+  ``distinctAttributeConstraint``): for the devices of the listed requests (a request name also covers its
+  sub-requests; a ``<request>/<subrequest>`` name only that one; none listed = every request of the claim),
+  ``matchAttribute`` wants the attribute on every device with one type and value, ``distinctAttribute`` (KEP-5075)
+  pairwise different values. The attribute is looked up fully qualified, or by its identifier when the domain is
+  the device's driver (``lookupAttribute``); a device without it fails the constraint. Constraints are checked as
+  each device is picked and released when the search backtracks; for an ``All`` request a device that breaks a
+  constraint is an error ("claim <c>, request <r>: cannot add device <driver>/<pool>/<device> because a claim
+  constraint would not be satisfied"), a constraint of neither kind too ("claim <c>, constraint #<i>: empty
+  constraint (unsupported constraint type?)").
+- device taints (KEP-5055, DRADeviceTaints beta and on in 1.36, ``taintPreventsAllocation``): a device with a
+  ``NoSchedule`` or ``NoExecute`` taint is allocatable only to a request with a toleration that tolerates it
+  (``resourceclaim.ToleratesTaint``: effect and key match when set, operator ``Exists`` any value, ``Equal`` the
+  same value); ``None`` taints do not matter; adminAccess does not bypass taints. Every result carries its request's
+  tolerations. Only the taints in ResourceSlices count (DeviceTaintRule is the alpha DRADeviceTaintRules gate,
+  off in 1.36, and refused at load).
+- consumable capacity (KEP-5075, DRAConsumableCapacity beta and on in 1.36, consumable_capacity.go): a request's
+  ``capacity.requests`` must name capacities the device has; each capacity of the device is consumed by its
+  request, rounded up by the capacity's ``requestPolicy`` (``validRange``: below ``min`` → ``min``, else to
+  ``min + n·step``; ``validValues``: the first value ≥ the request), or, when the request does not name it, by the
+  policy's ``default`` or the whole capacity; the result must keep to the policy (not above ``max``, on the step
+  grid, one of ``validValues``; the default is always valid) and, added to what allocated shares and picks of this
+  run consume, stay within the capacity's ``value`` (``CmpRequestOverCapacity``; this also filters devices that are
+  not multi-allocatable). A device with ``allowMultipleAllocations: true`` is not used up by a pick: several claims,
+  and several requests of one claim, get shares of it; each share's result has a ``shareID`` and the
+  ``consumedCapacity`` of every capacity of the device (none if the device has no capacity). A device allocated
+  whole cannot be shared, and counters of a shared device are consumed by its first share only. An ``All`` request
+  takes the devices whose capacity fits before the search starts (upstream's ``allDevices``).
+Deviations, documented: upstream's shareID is a random UUID, here a UUID derived from the claim, request and device
+(same input, same run); a consumed quantity is written as the text it came from (request, default, valid value,
+``min``) or, after rounding to a step, in canonical form; the capacity name of a request must match the device's
+key exactly (as 1.36; later releases also resolve the driver's domain).
+Not modelled: device binding conditions (``bindingConditions``/``bindingFailureConditions``/``bindsToNode``,
+DRADeviceBindingConditions, beta and on in 1.36): ResourceSlice validation refuses devices that use them; the
+DeviceTaint eviction controller (pkg/controller/devicetainteviction: pods whose allocated device gains an
+untolerated NoExecute taint, or whose ``tolerationSeconds`` run out, are deleted): gpusim's slices do not change
+their taints during a run, and a toleration's ``tolerationSeconds`` is not acted on; list-type attributes
+(DRAListTypeAttributes, alpha).
 """
 from __future__ import annotations
 

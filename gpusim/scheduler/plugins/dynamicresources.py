@@ -14,12 +14,15 @@ writes the allocation to the claims before binding. In the default profile right
   the process of being allocated"; a missing DeviceClass → "request <r>: device class <c> does not exist".
 - Filter: an allocated claim whose nodeSelector excludes the node → "resourceclaim not available on the node";
   the allocator cannot satisfy every pending claim on the node → "cannot allocate all claims" (also when the
-  counters of partitionable devices are used up), or "invalid resource pools were encountered" when the node
+  counters of partitionable devices are used up, a constraint cannot be met, every fitting device has an
+  untolerated taint, or a shared device's capacity is used up), or "invalid resource pools were encountered" when the node
   has an invalid pool; a CEL error → Error. All rejections are UnschedulableAndUnresolvable (statusUnschedulable), so preemption does not help.
 - Reserve: the node's allocation becomes in flight (its devices count as used for every other pod at once).
 - Unreserve: the in-flight allocation is dropped and the pod removed from ``reservedFor``.
 - PreBind: the finalizer ``resource.kubernetes.io/delete-protection``, ``status.allocation`` and the pod in
   ``status.reservedFor`` are written to each claim in the apiserver.
+The allocator sees the devices in use as an AllocatedState (``allocated_devices``): results of allocated and
+in-flight claims, adminAccess ones excluded, results with a ``shareID`` as shares of a multi-allocatable device.
 Not modelled: PostFilter deallocation, Score (firstAvailable preference), the 10 s Filter timeout, binding
 conditions, KEP-5004 extended-resource claims.
 """
