@@ -8,8 +8,15 @@ requests with ``exactly`` {deviceClassName, selectors, allocationMode ExactCount
 or ``firstAvailable`` sub-requests; ``status.allocation`` and ``status.reservedFor``; ResourceSlices with
 driver, pool {name, generation, resourceSliceCount}, nodeName/allNodes and devices with attributes and
 capacity, and partitionable devices (KEP-4815: a slice's ``sharedCounters`` counter sets and a device's
-``consumesCounters``). Accepted as opaque values so real manifests load, but not acted on: constraints, claim
-config, tolerations, consumable-capacity requests, device taints and binding conditions.
+``consumesCounters``); claim ``constraints`` (``matchAttribute`` | ``distinctAttribute``, requests that exist, a
+fully qualified attribute name); request ``tolerations`` (operator defaulted to ``Equal``) and device ``taints``
+(KEP-5055, effects None|NoSchedule|NoExecute); consumable capacity (KEP-5075: ``allowMultipleAllocations``, request
+``capacity.requests``, a capacity's ``requestPolicy`` {default, validValues, validRange{min,max,step}} validated as
+upstream's validateRequestPolicy, results' ``shareID``/``consumedCapacity``); at most 64 devices in a slice with
+taints or counters. Refused at validation: device binding conditions (``bindingConditions``,
+``bindingFailureConditions``, ``bindsToNode``: DRADeviceBindingConditions is not modelled). Accepted as opaque
+values so real manifests load, but not acted on: claim config, a taint's ``timeAdded``, a toleration's
+``tolerationSeconds``.
 """
 from __future__ import annotations
 
@@ -18,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from .meta import ObjectMeta
-from .quantity import QuantityError, parse_quantity
+from .quantity import QuantityError, format_quantity, parse_quantity
 from .schema import IntOrString
 from .v1helper import is_extended_resource_name
-from .validation import DNS1123_LABEL, DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG, invalid, unsupported
+from .validation import (DNS1123_LABEL, DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG, invalid,
+                         label_value_errors, unsupported, validate_label_name)
 
 GROUP = "resource.k8s.io"
 GROUP_VERSION = "resource.k8s.io/v1"
@@ -32,6 +40,15 @@ DEVICE_REQUESTS_MAX_SIZE = 32
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 ALLOCATION_RESULTS_MAX_SIZE = 32
 RESOURCE_SLICE_MAX_DEVICES = 128
+RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_CONSUMES_COUNTERS = 64
+DEVICE_CONSTRAINTS_MAX_SIZE = 32
+DEVICE_TAINTS_MAX_LENGTH = 16
+CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10
+DEVICE_TAINT_EFFECT_NONE, DEVICE_TAINT_EFFECT_NO_SCHEDULE, DEVICE_TAINT_EFFECT_NO_EXECUTE = "None", "NoSchedule", "NoExecute"
+DEVICE_TAINT_EFFECTS = (DEVICE_TAINT_EFFECT_NO_EXECUTE, DEVICE_TAINT_EFFECT_NO_SCHEDULE, DEVICE_TAINT_EFFECT_NONE)  # sorted
+DEVICE_TOLERATION_OP_EQUAL, DEVICE_TOLERATION_OP_EXISTS = "Equal", "Exists"
+DEVICE_TOLERATION_OPERATORS = (DEVICE_TOLERATION_OP_EQUAL, DEVICE_TOLERATION_OP_EXISTS)
+REQUEST_REF_MSG = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
 RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE = 256
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
 DEVICE_ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
@@ -87,14 +104,34 @@ class DeviceClass:
 
 # --- ResourceClaim -----------------------------------------------------------------------------------------
 @dataclass
+class DeviceToleration:
+    """A request's toleration of device taints (types.go DeviceToleration, KEP-5055). ``operator`` defaults to
+    ``Equal`` (defaults.go SetDefaults_DeviceToleration); ``tolerationSeconds`` only matters for NoExecute."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: Optional[int] = None
+
+
+@dataclass
+class CapacityRequirements:
+    """``capacity.requests`` of a request (KEP-5075): how much of each named device capacity one allocation
+    consumes."""
+
+    requests: dict[str, IntOrString] = field(default_factory=dict)
+
+
+@dataclass
 class ExactDeviceRequest:
     device_class_name: str = field(default="", metadata={"required": True})
     selectors: list[DeviceSelector] = field(default_factory=list)
     allocation_mode: str = ""
     count: int = 0
     admin_access: Optional[bool] = None
-    tolerations: Any = None
-    capacity: Any = None
+    tolerations: list[DeviceToleration] = field(default_factory=list)
+    capacity: Optional[CapacityRequirements] = None
 
 
 @dataclass
@@ -104,8 +141,8 @@ class DeviceSubRequest:
     selectors: list[DeviceSelector] = field(default_factory=list)
     allocation_mode: str = ""
     count: int = 0
-    tolerations: Any = None
-    capacity: Any = None
+    tolerations: list[DeviceToleration] = field(default_factory=list)
+    capacity: Optional[CapacityRequirements] = None
 
 
 @dataclass
@@ -116,9 +153,19 @@ class DeviceRequest:
 
 
 @dataclass
+class DeviceConstraint:
+    """One of ``matchAttribute`` (every device of the listed requests has the same value) or
+    ``distinctAttribute`` (pairwise different values, KEP-5075); ``requests`` empty = every request."""
+
+    requests: list[str] = field(default_factory=list)
+    match_attribute: Optional[str] = None
+    distinct_attribute: Optional[str] = None
+
+
+@dataclass
 class DeviceClaim:
     requests: list[DeviceRequest] = field(default_factory=list)
-    constraints: Any = None
+    constraints: list[DeviceConstraint] = field(default_factory=list)
     config: Any = None
 
 
@@ -134,11 +181,11 @@ class DeviceRequestAllocationResult:
     pool: str = ""
     device: str = ""
     admin_access: Optional[bool] = None
-    tolerations: Any = None
+    tolerations: list[DeviceToleration] = field(default_factory=list)
     binding_conditions: Any = None
     binding_failure_conditions: Any = None
-    share_id: Any = field(default=None, metadata={"json": "shareID"})
-    consumed_capacity: Any = None
+    share_id: Optional[str] = field(default=None, metadata={"json": "shareID"})
+    consumed_capacity: Optional[dict[str, IntOrString]] = None
 
 
 @dataclass
@@ -218,9 +265,28 @@ class DeviceAttribute:
 
 
 @dataclass
+class CapacityRequestPolicyRange:
+    """``requestPolicy.validRange``: requests below ``min`` round up to it, others up to ``min + n·step``."""
+
+    min: IntOrString = None
+    max: IntOrString = None
+    step: IntOrString = None
+
+
+@dataclass
+class CapacityRequestPolicy:
+    """A multi-allocatable device capacity's ``requestPolicy`` (KEP-5075): ``default`` for a request that does
+    not name the capacity, and at most one of ``validValues`` (ascending, ≤10) or ``validRange``."""
+
+    default: IntOrString = None
+    valid_values: list[IntOrString] = field(default_factory=list)
+    valid_range: Optional[CapacityRequestPolicyRange] = None
+
+
+@dataclass
 class DeviceCapacity:
     value: IntOrString = field(default=None, metadata={"required": True})
-    request_policy: Any = None
+    request_policy: Optional[CapacityRequestPolicy] = None
 
 
 @dataclass
@@ -247,6 +313,16 @@ class DeviceCounterConsumption:
 
 
 @dataclass
+class DeviceTaint:
+    """A taint on a device (types.go DeviceTaint, KEP-5055): effect ``None``, ``NoSchedule`` or ``NoExecute``."""
+
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: Any = None
+
+
+@dataclass
 class Device:
     name: str = field(default="", metadata={"required": True})
     attributes: dict[str, DeviceAttribute] = field(default_factory=dict)
@@ -255,10 +331,10 @@ class Device:
     node_name: Optional[str] = None
     node_selector: Any = None
     all_nodes: Optional[bool] = None
-    taints: Any = None
+    taints: list[DeviceTaint] = field(default_factory=list)
     binds_to_node: Optional[bool] = None
-    binding_conditions: Any = None
-    binding_failure_conditions: Any = None
+    binding_conditions: list[str] = field(default_factory=list)
+    binding_failure_conditions: list[str] = field(default_factory=list)
     allow_multiple_allocations: Optional[bool] = None
 
 
@@ -374,6 +450,8 @@ def validate_claim_spec(spec: ResourceClaimSpec, path: str) -> Errors:
             yield from _dns_subdomain(e.device_class_name, f"{p}.exactly.deviceClassName")
             yield from validate_selectors(e.selectors, f"{p}.exactly.selectors")
             yield from _validate_mode(e, f"{p}.exactly")
+            yield from _validate_tolerations(e.tolerations, f"{p}.exactly.tolerations")
+            yield from _validate_capacity_requests(e.capacity, f"{p}.exactly.capacity.requests")
             continue
         subs = r.first_available
         if len(subs) > FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE:
@@ -389,6 +467,78 @@ def validate_claim_spec(spec: ResourceClaimSpec, path: str) -> Errors:
             yield from _dns_subdomain(s.device_class_name, f"{sp}.deviceClassName")
             yield from validate_selectors(s.selectors, f"{sp}.selectors")
             yield from _validate_mode(s, sp)
+            yield from _validate_tolerations(s.tolerations, f"{sp}.tolerations")
+            yield from _validate_capacity_requests(s.capacity, f"{sp}.capacity.requests")
+    yield from _validate_constraints(spec.devices, f"{path}.devices.constraints")
+
+
+def _request_names(claim: DeviceClaim) -> set[str]:
+    """gatherRequestNames + requestNames.Has: ``<request>`` and ``<request>/<subrequest>``."""
+    names = set()
+    for r in claim.requests:
+        names.add(r.name)
+        names.update(f"{r.name}/{s.name}" for s in r.first_available)
+    return names
+
+
+def _validate_constraints(claim: DeviceClaim, path: str) -> Errors:
+    """validateDeviceConstraint (validation.go, DRAConsumableCapacity on as in 1.36): the requests named must
+    exist, exactly one of matchAttribute / distinctAttribute, a fully qualified attribute name."""
+    if len(claim.constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
+        yield path, f"Too many: {len(claim.constraints)}: must have at most {DEVICE_CONSTRAINTS_MAX_SIZE} items"
+        return
+    names = _request_names(claim)
+    for i, c in enumerate(claim.constraints):
+        p = f"{path}[{i}]"
+        seen: set[str] = set()
+        for j, ref in enumerate(c.requests):
+            rp = f"{p}.requests[{j}]"
+            if len(ref.split("/")) > 2 or ref not in names:
+                yield rp, invalid(ref, REQUEST_REF_MSG)
+            if ref in seen:
+                yield rp, f'Duplicate value: "{ref}"'
+            seen.add(ref)
+        if (c.match_attribute is None) == (c.distinct_attribute is None):
+            yield p, ('Required value: exactly one of "matchAttribute" or "distinctAttribute" is required, but '
+                      "multiple fields are set")
+            continue
+        attr, field_name = ((c.match_attribute, "matchAttribute") if c.match_attribute is not None
+                            else (c.distinct_attribute, "distinctAttribute"))
+        yield from _qualified_attribute(attr, f"{p}.{field_name}")
+        if "/" not in attr:
+            yield f"{p}.{field_name}", invalid(attr, "a fully qualified name must be a domain and a name separated by "
+                                                     "a slash")
+
+
+def _validate_tolerations(tolerations: list[DeviceToleration], path: str) -> Errors:
+    """validateDeviceToleration, after SetDefaults_DeviceToleration (an empty operator is Equal)."""
+    for i, t in enumerate(tolerations):
+        p = f"{path}[{i}]"
+        if not t.operator:
+            t.operator = DEVICE_TOLERATION_OP_EQUAL
+        if t.key:
+            yield from validate_label_name(t.key, f"{p}.key")
+        if t.operator == DEVICE_TOLERATION_OP_EXISTS:
+            if t.value:
+                yield f"{p}.value", invalid(t.value, "must be empty for operator `Exists`")
+        elif t.operator == DEVICE_TOLERATION_OP_EQUAL:
+            for msg in label_value_errors(t.value):
+                yield f"{p}.value", invalid(t.value, msg)
+        else:
+            yield f"{p}.operator", unsupported(t.operator, DEVICE_TOLERATION_OPERATORS)
+        if t.effect and t.effect not in DEVICE_TAINT_EFFECTS:
+            yield f"{p}.effect", unsupported(t.effect, DEVICE_TAINT_EFFECTS)
+
+
+def _validate_capacity_requests(capacity: Optional[CapacityRequirements], path: str) -> Errors:
+    """``capacity.requests``: qualified capacity names, quantities that parse and are not negative."""
+    for name, q in (capacity.requests if capacity else {}).items():
+        yield from _qualified_attribute(name, f"{path}[{name}]")
+        try:
+            if parse_quantity(q) < 0:
+                yield f"{path}[{name}]", invalid(q, "must be greater than or equal to 0")
+        except QuantityError as e:
+            yield f"{path}[{name}]", invalid(q, str(e))
 
 
 def _dns_subdomain(value: str, path: str) -> Errors:
@@ -445,8 +595,10 @@ def validate_resource_slice(s: ResourceSlice) -> Errors:
                        "`perDeviceNodeSelection` is required")
     if spec.node_selector is not None or spec.per_device_node_selection:
         yield "spec", "Forbidden: gpusim models only nodeName and allNodes slices"
-    if len(spec.devices) > RESOURCE_SLICE_MAX_DEVICES:
-        yield "spec.devices", f"Too many: {len(spec.devices)}: must have at most {RESOURCE_SLICE_MAX_DEVICES} items"
+    max_devices = RESOURCE_SLICE_MAX_DEVICES_WITH_TAINTS_OR_CONSUMES_COUNTERS if any(
+        d.taints or d.consumes_counters for d in spec.devices) else RESOURCE_SLICE_MAX_DEVICES
+    if len(spec.devices) > max_devices:
+        yield "spec.devices", f"Too many: {len(spec.devices)}: must have at most {max_devices} items"
     seen: set[str] = set()
     for i, d in enumerate(spec.devices):
         p = f"spec.devices[{i}]"
@@ -462,14 +614,125 @@ def validate_resource_slice(s: ResourceSlice) -> Errors:
         for name, c in d.capacity.items():
             yield from _qualified_attribute(name, f"{p}.capacity[{name}]")
             try:
-                parse_quantity(c.value)
+                value = parse_quantity(c.value)
             except QuantityError as e:
                 yield f"{p}.capacity[{name}].value", invalid(c.value, str(e))
+                continue
+            if c.request_policy is not None:
+                if not d.allow_multiple_allocations:
+                    yield f"{p}.capacity[{name}].requestPolicy", "Forbidden: allowMultipleAllocations must be true"
+                else:
+                    yield from _validate_request_policy(value, str(c.value), c.request_policy,
+                                                       f"{p}.capacity[{name}].requestPolicy")
+        if len(d.taints) > DEVICE_TAINTS_MAX_LENGTH:
+            yield f"{p}.taints", f"Too many: {len(d.taints)}: must have at most {DEVICE_TAINTS_MAX_LENGTH} items"
+        for j, t in enumerate(d.taints):
+            yield from _validate_taint(t, f"{p}.taints[{j}]")
+        if d.binding_conditions or d.binding_failure_conditions or d.binds_to_node:
+            yield p, ("Forbidden: gpusim does not model device binding conditions (DRADeviceBindingConditions, beta "
+                      "and on in Kubernetes 1.36: the scheduler would wait in PreBind until the driver reports them); "
+                      "remove bindingConditions, bindingFailureConditions and bindsToNode")
         for j, use in enumerate(d.consumes_counters or []):
             yield from _counters(use.counters, f"{p}.consumesCounters[{j}].counters")
     for i, cs in enumerate(spec.shared_counters or []):
         yield from _dns_label(cs.name, f"spec.sharedCounters[{i}].name")
         yield from _counters(cs.counters, f"spec.sharedCounters[{i}].counters")
+
+
+def _validate_taint(t: DeviceTaint, path: str) -> Errors:
+    """validateDeviceTaint: a label key, a label value, effect required and one of None/NoSchedule/NoExecute."""
+    if not t.key:
+        yield f"{path}.key", "Required value: name part must be non-empty"
+    else:
+        yield from validate_label_name(t.key, f"{path}.key")
+    if t.value:
+        for msg in label_value_errors(t.value):
+            yield f"{path}.value", invalid(t.value, msg)
+    if not t.effect:
+        yield f"{path}.effect", "Required value"
+    elif t.effect not in DEVICE_TAINT_EFFECTS:
+        yield f"{path}.effect", unsupported(t.effect, DEVICE_TAINT_EFFECTS)
+
+
+def _quantity_or_error(q: Any, path: str, errors: list) -> Optional[Any]:
+    try:
+        return parse_quantity(q)
+    except QuantityError as e:
+        errors.append((path, invalid(q, str(e))))
+        return None
+
+
+def _validate_request_policy(capacity: Any, capacity_text: str, policy: CapacityRequestPolicy, path: str) -> Errors:
+    """validateRequestPolicy / validateValidRequestValues / validateRequestPolicyValidValues /
+    validateRequestPolicyRange (validation.go), with upstream's texts."""
+    errs: list[tuple[str, str]] = []
+    if policy.valid_values and policy.valid_range is not None:
+        yield path, ('Forbidden: exactly one policy can be specified, cannot specify "validValues" and "validRange" '
+                     "at the same time")
+        return
+    default = None if policy.default is None else _quantity_or_error(policy.default, f"{path}.default", errs)
+    if policy.valid_values:
+        if policy.default is None:
+            yield f"{path}.default", "Required value: required when validValues is defined"
+            return
+        p = f"{path}.validValues"
+        values = [_quantity_or_error(v, f"{p}[{i}]", errs) for i, v in enumerate(policy.valid_values)]
+        yield from errs
+        if None in values or default is None:
+            return
+        if len(values) > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS:
+            yield p, f"Too many: {len(values)}: must have at most {CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS} items"
+            return
+        for i in range(len(values) - 1):
+            if values[i] > values[i + 1]:
+                yield f"{p}[{i + 1}]", invalid(policy.valid_values[i + 1], "values must be sorted in ascending order")
+        seen: set = set()
+        for i, v in enumerate(values):
+            if v > capacity:
+                yield f"{p}[{i}]", invalid(policy.valid_values[i], f"option is larger than capacity value: {capacity_text}")
+            if v in seen:
+                yield f"{p}[{i}]", f'Duplicate value: "{policy.valid_values[i]}"'
+            seen.add(v)
+        if default not in values:
+            yield p, invalid(policy.default, "default value is not valid according to the requestPolicy")
+    elif policy.valid_range is not None:
+        if policy.default is None:
+            yield f"{path}.default", "Required value: required when validRange is defined"
+            return
+        r, p = policy.valid_range, f"{path}.validRange"
+        if r.min is None:
+            yield f"{p}.min", "Required value: required when validRange is defined"
+            return
+        lo = _quantity_or_error(r.min, f"{p}.min", errs)
+        hi = None if r.max is None else _quantity_or_error(r.max, f"{p}.max", errs)
+        step = None if r.step is None else _quantity_or_error(r.step, f"{p}.step", errs)
+        yield from errs
+        if errs or default is None:
+            return
+        if lo > capacity:
+            yield f"{p}.min", invalid(r.min, f"min is larger than capacity value: {capacity_text}")
+        if default < lo:
+            yield f"{p}.min", invalid(policy.default, f"default is less than min: {r.min}")
+        if hi is not None:
+            if lo > hi:
+                yield f"{p}.max", invalid(r.min, f"min is larger than max: {r.max}")
+            if hi > capacity:
+                yield f"{p}.max", invalid(r.max, f"max is larger than capacity value: {capacity_text}")
+            if default > hi:
+                yield f"{p}.max", invalid(policy.default, f"default is more than max: {r.max}")
+        if step is not None:
+            if step <= 0:
+                yield f"{p}.step", invalid(r.step, "must be greater than zero")
+                return
+            if lo + step > capacity:
+                yield f"{p}.step", invalid(r.step, f"one step {format_quantity(lo + step, 'i' in str(r.step))} is larger than "
+                                                 f"capacity value: {capacity_text}")
+            for v, text in [(default, policy.default)] + ([(hi, r.max)] if hi is not None else []):
+                if (v - lo) % step:
+                    yield f"{p}.step", invalid(text, f"value is not a multiple of a given step ({r.step}) from "
+                                                     f"({r.min})")
+    else:
+        yield from errs
 
 
 def _counters(counters: dict[str, Counter], path: str) -> Errors:

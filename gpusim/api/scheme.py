@@ -113,8 +113,13 @@ def decode_document(doc: Any, source: Source) -> Any:
         raise InputError("kind not set", source, "", "", cut(name), "kind")
     cls = KINDS.get((api_version, kind))
     if cls is None:
-        raise InputError(f'no matches for kind "{cut(kind)}" in version "{cut(api_version)}"', source, cut(kind),
-                         cut(ns), cut(name), "")
+        hint = ""
+        if kind == "DeviceTaintRule" and str(api_version).startswith("resource.k8s.io/"):
+            hint = (" (DeviceTaintRule needs the DRADeviceTaintRules feature gate, alpha and off in Kubernetes 1.36, "
+                    "and gpusim does not model it: put the taint on the device in its ResourceSlice, "
+                    "spec.devices[].taints)")
+        raise InputError(f'no matches for kind "{cut(kind)}" in version "{cut(api_version)}"{hint}', source,
+                         cut(kind), cut(ns), cut(name), "")
     try:
         return decode(cls, doc)
     except FieldError as e:

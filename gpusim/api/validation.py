@@ -197,6 +197,14 @@ def qualified_name_errors(value: str) -> list[str]:
     return errs
 
 
+def label_value_errors(value: str) -> list[str]:
+    """validation.IsValidLabelValue."""
+    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
+    if not _LABEL_VALUE.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
 def validate_metadata_labels(labels: dict[str, str], path: str = "metadata.labels") -> Errors:
     """metav1validation.ValidateLabels."""
     for k, v in labels.items():

@@ -14,12 +14,15 @@ writes the allocation to the claims before binding. In the default profile right
   the process of being allocated"; a missing DeviceClass → "request <r>: device class <c> does not exist".
 - Filter: an allocated claim whose nodeSelector excludes the node → "resourceclaim not available on the node";
   the allocator cannot satisfy every pending claim on the node → "cannot allocate all claims" (also when the
-  counters of partitionable devices are used up), or "invalid resource pools were encountered" when the node
+  counters of partitionable devices are used up, a constraint cannot be met, every fitting device has an
+  untolerated taint, or a shared device's capacity is used up), or "invalid resource pools were encountered" when the node
   has an invalid pool; a CEL error → Error. All rejections are UnschedulableAndUnresolvable (statusUnschedulable), so preemption does not help.
 - Reserve: the node's allocation becomes in flight (its devices count as used for every other pod at once).
 - Unreserve: the in-flight allocation is dropped and the pod removed from ``reservedFor``.
 - PreBind: the finalizer ``resource.kubernetes.io/delete-protection``, ``status.allocation`` and the pod in
   ``status.reservedFor`` are written to each claim in the apiserver.
+The allocator sees the devices in use as an AllocatedState (``allocated_devices``): results of allocated and
+in-flight claims, adminAccess ones excluded, results with a ``shareID`` as shares of a multi-allocatable device.
 Not modelled: PostFilter deallocation, Score (firstAvailable preference), the 10 s Filter timeout, binding
 conditions, KEP-5004 extended-resource claims.
 """
@@ -31,7 +34,7 @@ from typing import Any, Optional
 from ...api.resource_k8s_io_v1 import (FINALIZER, RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, AllocationResult,
                                        DeviceClass, ResourceClaim, ResourceClaimConsumerReference, ResourceSlice,
                                        is_reserved_for)
-from ..dra.allocator import AllocationError, Allocator, DeviceID, FailedOnNodeError
+from ..dra.allocator import AllocatedState, AllocationError, Allocator, FailedOnNodeError, allocated_state
 from ..framework import Code, Status
 
 NAME = "DynamicResources"
@@ -69,14 +72,12 @@ class _State:
     per_node: dict[str, list[AllocationResult]] = field(default_factory=dict)
 
 
-def allocated_devices(claims: list[ResourceClaim], in_flight: dict[str, AllocationResult]) -> set[DeviceID]:
-    """The devices in use: allocated in the apiserver or in flight; adminAccess results do not count."""
-    ids: set[DeviceID] = set()
+def allocated_devices(claims: list[ResourceClaim], in_flight: dict[str, AllocationResult]) -> AllocatedState:
+    """The devices in use: allocated in the apiserver or in flight; adminAccess results do not count, results
+    with a shareID are shares of a multi-allocatable device (consumable capacity)."""
     allocs = [c.status.allocation for c in claims if c.status.allocation is not None and c.metadata.uid
               not in in_flight] + list(in_flight.values())
-    for a in allocs:
-        ids |= {(r.driver, r.pool, r.device) for r in a.devices.results if not r.admin_access}
-    return ids
+    return allocated_state(r for a in allocs for r in a.devices.results)
 
 
 def node_matches(selector: Any, node: str) -> bool:
