@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
@@ -108,7 +109,8 @@ class PodInfo:
     """A pod with its effective requests computed once, in integer units: ``requests`` (PodRequests),
     ``non_zero`` (PodInfo.calculateResource's non0CPU/non0Mem, what NodeInfo.NonZeroRequested sums) and
     ``score_non_zero`` (resource_allocation.go calculatePodResourceRequest for the Fit scorers: the
-    defaults for every container whose cpu or memory request is absent; an explicit 0 stays 0)."""
+    defaults for every container whose cpu or memory request is absent; an explicit 0 stays 0), as read-only
+    mappings shared by every PodInfo of one pod."""
 
     __slots__ = ("pod", "requests", "non_zero", "score_non_zero")
 
@@ -122,8 +124,10 @@ class PodInfo:
             defaults = non_missing_container_requests(req, pod_level)
             non_zero = _with_non_zero(requests, pod_requests(pod, defaults) if defaults else req)
             score = non_zero if not pod_level else _with_non_zero(requests, pod_requests(pod, NON_MISSING_DEFAULTS))
-            cached = pod.__dict__["_pod_info_units"] = (requests, non_zero, score)
-        self.requests, self.non_zero, self.score_non_zero = (dict(cached[0]), dict(cached[1]), dict(cached[2]))
+            # read-only views, shared by every PodInfo of the pod (the scheduler keeps one per pod on its node)
+            cached = pod.__dict__["_pod_info_units"] = tuple(
+                MappingProxyType(d) for d in (requests, non_zero, score))
+        self.requests, self.non_zero, self.score_non_zero = cached
 
     @property
     def key(self) -> str:
