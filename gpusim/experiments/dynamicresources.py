@@ -177,8 +177,10 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
         st = orig["reserve"](state, pi, node)
         s = state.get(drp.STATE_KEY)
         if s is not None:
-            run.calls.append(Call(now(), "Reserve", _pod_name(pi.pod), node, *_status(st),
-                                  tuple(sorted(plugin.in_flight_devices(pi.pod)))))
+            uid = pi.pod.metadata.uid
+            in_flight = [r.device for c, p in plugin.in_flight_pod.items() if p == uid
+                         for r in plugin.in_flight[c].devices.results]
+            run.calls.append(Call(now(), "Reserve", _pod_name(pi.pod), node, *_status(st), tuple(sorted(in_flight))))
         return st
 
     def unreserve(state, pi, node):
@@ -195,8 +197,6 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
                                   _devices(c.status.allocation for c in written if c and c.status.allocation)))
         return st
 
-    plugin.in_flight_devices = lambda pod: [r.device for uid, p in plugin.in_flight_pod.items()
-                                            if p == pod.metadata.uid for r in plugin.in_flight[uid].devices.results]
     for m, f in (("pre_enqueue", pre_enqueue), ("pre_filter", pre_filter), ("filter", filter),
                  ("reserve", reserve), ("unreserve", unreserve), ("pre_bind", pre_bind)):
         setattr(plugin, m, f)
@@ -312,8 +312,8 @@ def _sim(name: str, until: Optional[str] = None) -> dict:
     return {"apiVersion": "gpusim.io/v1alpha1", "kind": "Simulation", "metadata": {"name": name}, "spec": spec}
 
 
-def _pool(name: str, model: str, gpus: int, dra: bool, labels: Optional[dict] = None) -> dict:
-    spec: dict = {"count": 1, "gpu": {"model": model, "count": gpus, **({"allocation": "dra"} if dra else {})}}
+def _pool(name: str, model: str, gpus: int, dra: bool, labels: Optional[dict] = None, count: int = 1) -> dict:
+    spec: dict = {"count": count, "gpu": {"model": model, "count": gpus, **({"allocation": "dra"} if dra else {})}}
     if labels:
         spec["labels"] = labels
     return {"apiVersion": "gpusim.io/v1alpha1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec}
@@ -630,17 +630,17 @@ def parents_of(result: Result, pod: str = "pair") -> Optional[list[int]]:
     return sorted(parent.get(d, -1) for d in held)
 
 
+def constraint_row(count: int, case: str) -> dict[str, Any]:
+    """One case: the physical GPUs the pod's instances come from (None: never scheduled) and its first
+    FailedScheduling message."""
+    r = _run_text(constraint_scenario(case, count))
+    waits = [e.message for e in r.events.log if e.reason == "FailedScheduling" and e.object.name == "pair"]
+    return {"case": case, "count": count, "parents": parents_of(r), "message": waits[0] if waits else ""}
+
+
 def constraint_comparison(counts: tuple[int, ...] = (2, 7, 8)) -> list[dict[str, Any]]:
-    """For each case and count: the physical GPUs the pod's instances come from (None: never scheduled) and the
-    first FailedScheduling message."""
-    rows = []
-    for count in counts:
-        for case in CONSTRAINT_CASES:
-            r = _run_text(constraint_scenario(case, count))
-            waits = [e.message for e in r.events.log if e.reason == "FailedScheduling" and e.object.name == "pair"]
-            rows.append({"case": case, "count": count, "parents": parents_of(r),
-                         "message": waits[0] if waits else ""})
-    return rows
+    """:func:`constraint_row` for each count and case."""
+    return [constraint_row(count, case) for count in counts for case in CONSTRAINT_CASES]
 
 
 def format_constraints(rows: list[dict[str, Any]]) -> str:
@@ -684,8 +684,7 @@ def failure_cases() -> list[FailureCase]:
                     (*dra, _template("t", _request("gpu", GPU_CLASS, ('device.attributes["example.com"].x == 1',))),
                      _pod("p", [("c", TRAIN_IMAGE, ["gpu"])], claims=tpl))),
         FailureCase("claim allocated on another node", "a shared claim in use on gpu-dra-0; p must run on gpu-dra-1",
-                    (_sim("fail", "1h"), {**_pool("gpu-dra", "H100-SXM5-80GB", 2, True), "spec": {
-                        **_pool("gpu-dra", "H100-SXM5-80GB", 2, True)["spec"], "count": 2}},
+                    (_sim("fail", "1h"), _pool("gpu-dra", "H100-SXM5-80GB", 2, True, count=2),
                      _claim("shared", _request("gpu", GPU_CLASS)),
                      _pod("first", [("c", INFER_IMAGE, ["gpu"])], claims={"gpu": {"resourceClaimName": "shared"}},
                           node_selector={"kubernetes.io/hostname": "gpu-dra-0"}),
