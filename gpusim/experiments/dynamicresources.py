@@ -37,6 +37,7 @@ POINTS = (
     ("PreFilter", "pre_filter", "claims reservable, DeviceClasses exist; build the allocator once per cycle"),
     ("Filter", "filter", "allocated claim's nodeSelector matches; else run the allocator on this node"),
     ("PostFilter", "post_filter", "no node fits: deallocate an allocated claim nobody reserves, so it can move"),
+    ("Score", "score", "firstAvailable: prefer nodes where earlier subrequests were allocated (8 - index each)"),
     ("Reserve", "reserve", "the node's allocation goes in flight (assume cache): its devices count as used"),
     ("Unreserve", "unreserve", "drop the in-flight allocation, remove the pod from reservedFor"),
     ("PreBind", "pre_bind", "write finalizer, status.allocation and the pod in status.reservedFor"),
@@ -67,8 +68,8 @@ class Call:
 @dataclass(frozen=True)
 class Funnel:
     """At one Filter call: how many devices of the node's pools are left after each step of the allocator's
-    choice for the pod's pending claims (published → DeviceClass selectors → request selectors → not allocated
-    and counters left → picked)."""
+    choice for the pod's pending claims: published, matching the DeviceClass's selectors, matching the request's
+    selectors too, free (not allocated or in flight, and its counter consumption fits what is left), picked."""
 
     time: float
     pod: str
@@ -123,7 +124,7 @@ def _funnel(state: Any, node: str, classes: dict) -> list[tuple[str, int]]:
     pools = [p for p in gather_pools(st.allocator.slices, node) if not p.invalid]
     devices = [(p, d) for p in pools for s in p.slices for d in s.spec.devices]
     left = {(p.driver, p.name): _remaining_counters(p, st.allocator.state) for p in pools}
-    steps = {"published": 0, "DeviceClass": 0, "request selectors": 0, "free (not allocated, counters left)": 0}
+    steps = {"published": 0, "DeviceClass": 0, "request selectors": 0, "free": 0}
     for claim in st.pending:
         for r in claim.spec.devices.requests:
             if r.exactly is None:
@@ -141,7 +142,7 @@ def _funnel(state: Any, node: str, classes: dict) -> list[tuple[str, int]]:
                 steps["request selectors"] += 1
                 if not st.allocator.state.allocated((p.driver, p.name, d.name)) and \
                         _fits_counters(d, left[(p.driver, p.name)]):
-                    steps["free (not allocated, counters left)"] += 1
+                    steps["free"] += 1
     return list(steps.items())
 
 
@@ -691,6 +692,14 @@ def failure_cases() -> list[FailureCase]:
                      _pod("p", [("c", INFER_IMAGE, ["gpu"])], at="1m", claims={"gpu": {"resourceClaimName": "shared"}},
                           node_selector={"kubernetes.io/hostname": "gpu-dra-1"}))),
     ]
+
+
+def failure_scenario(name: str) -> str:
+    """The scenario YAML of the failure case called ``name`` (:func:`failure_cases`)."""
+    for case in failure_cases():
+        if case.name == name:
+            return _dump(list(case.docs))
+    raise KeyError(f"no failure case {name!r}; the cases are: {', '.join(c.name for c in failure_cases())}")
 
 
 def failure_messages() -> list[dict[str, str]]:
