@@ -26,25 +26,25 @@ class ResourceClaim:
     request: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class ResourceRequirements:
     limits: dict[str, IntOrString] = field(default_factory=dict)
     requests: dict[str, IntOrString] = field(default_factory=dict)
     claims: list[ResourceClaim] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerStateWaiting:
     reason: str = ""
     message: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerStateRunning:
     started_at: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerStateTerminated:
     exit_code: int = 0
     reason: str = ""
@@ -53,14 +53,14 @@ class ContainerStateTerminated:
     finished_at: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerState:
     waiting: Optional[ContainerStateWaiting] = None
     running: Optional[ContainerStateRunning] = None
     terminated: Optional[ContainerStateTerminated] = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerStatus:
     name: str = ""
     ready: bool = False
@@ -137,7 +137,7 @@ class Affinity:
     pod_anti_affinity: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Toleration:
     key: str = ""
     operator: str = ""
@@ -196,7 +196,7 @@ class PodResourceClaimStatus:
     resource_claim_name: Optional[str] = None
 
 
-@dataclass
+@dataclass(slots=True)
 class PodSpec:
     containers: list[Container] = field(default_factory=list, metadata={"required": True})
     init_containers: list[Container] = field(default_factory=list)
@@ -242,7 +242,7 @@ class PodSpec:
     scheduling_group: Optional[PodSchedulingGroup] = None   # alpha (1.36): replaces workloadRef
 
 
-@dataclass
+@dataclass(slots=True)
 class PodCondition:
     type: str = ""
     status: str = ""
@@ -252,7 +252,7 @@ class PodCondition:
     last_probe_time: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class PodStatus:
     phase: str = ""
     conditions: list[PodCondition] = field(default_factory=list)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 
-@dataclass
+@dataclass(slots=True)
 class OwnerReference:
     api_version: str = ""
     kind: str = ""
@@ -15,7 +15,7 @@ class OwnerReference:
     block_owner_deletion: Optional[bool] = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ObjectMeta:
     name: str = ""
     generate_name: str = ""

@@ -16,7 +16,7 @@ class ObjectReference:
     uid: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """One core/v1 Event. ``count``, ``first_timestamp`` and ``last_timestamp`` as upstream."""
 
