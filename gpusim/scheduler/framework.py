@@ -125,8 +125,11 @@ class PodInfo:
             non_zero = _with_non_zero(requests, pod_requests(pod, defaults) if defaults else req)
             score = non_zero if not pod_level else _with_non_zero(requests, pod_requests(pod, NON_MISSING_DEFAULTS))
             # read-only views, shared by every PodInfo of the pod (the scheduler keeps one per pod on its node)
-            cached = pod.__dict__["_pod_info_units"] = tuple(
-                MappingProxyType(d) for d in (requests, non_zero, score))
+            # (one view for equal mappings: the common pod whose containers all request cpu and memory)
+            rq = MappingProxyType(requests)
+            nz = rq if non_zero == requests else MappingProxyType(non_zero)
+            sc = nz if score is non_zero or score == non_zero else MappingProxyType(score)
+            cached = pod.__dict__["_pod_info_units"] = (rq, nz, sc)
         self.requests, self.non_zero, self.score_non_zero = cached
 
     @property
