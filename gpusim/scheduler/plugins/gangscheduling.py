@@ -116,8 +116,12 @@ class GangScheduling:
         return None, policy.gang
 
     def all_pods(self, key: GangKey) -> list:
-        """AllPods: the gang's pods known to the scheduler (not terminal; UNVERIFIED for terminal pods)."""
-        return sorted(self.handle.api.list("Pod", lambda p: gang_key(p) == key and p.status.phase not in TERMINAL),
+        """AllPods: the gang's pods known to the scheduler (not terminal; UNVERIFIED for terminal pods). In 1.36
+        the pod group state holds only the pods the scheduler's informer has delivered (``knows_pod``), so a
+        Job's pods created together pass PreEnqueue once the last of them reached the scheduler."""
+        known = getattr(self.handle, "knows_pod", None) if self.v1alpha2 else None
+        return sorted(self.handle.api.list("Pod", lambda p: gang_key(p) == key and p.status.phase not in TERMINAL
+                                           and (known is None or known(p.metadata.uid))),
                       key=lambda p: p.metadata.name)
 
     def assigned_pods(self, key: GangKey) -> set[str]:
