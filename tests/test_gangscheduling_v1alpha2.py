@@ -285,3 +285,20 @@ def test_default_profile_gets_gang_scheduling_with_its_1_36_events():
     sim = sim_of(simulation(), SMALL_POOL)
     pl = next(p for p in sim.scheduler.framework.plugins if p.name == "GangScheduling")
     assert pl.v1alpha2 and pl.events == {"Pod/Add", "PodGroup/Add", "PodGroup/Update"}
+
+
+def test_pod_group_cycles_helper_lists_and_summarises_the_cycles():
+    import gpusim as gs
+    r = gs.run(str(ROOT / "examples" / "native-gang.yaml"))
+    rows = gs.pod_group_cycles(r, "train")
+    assert rows == gs.pod_group_cycles(r) and len(rows) == 123 and gs.pod_group_cycles(r, "other") == []
+    assert {k: rows[0][k] for k in ("time", "placed", "bound", "status", "message")} == {
+        "time": 10.0, "placed": 3, "bound": 0, "status": "Unschedulable", "message": "pod group is unschedulable"}
+    assert (rows[-1]["time"], rows[-1]["placed"], rows[-1]["bound"], rows[-1]["status"]) == (1205.0, 4, 4, "Success")
+    assert gs.pod_group_cycle_summary(r, "train").splitlines() == [
+        "123 pod group scheduling cycles",
+        "t=10s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "t=11s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "t=13s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "... 119 more ...",
+        "t=1205s default/train: placed 4 of 4, bound"]

@@ -231,12 +231,7 @@ def pod_group_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupInfo,
 
 def _attempt(sched: Any, qpi: QueuedPodInfo) -> Any:
     """An Attempt record for a pod that the algorithm did not reach (group-level failure)."""
-    from .scheduler import Attempt
-    pod = qpi.pod
-    a = Attempt(sched.ctx.now, f"{pod.metadata.namespace}/{pod.metadata.name}", None,
-                profile=pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
-    sched.attempts.append(a)
-    return a
+    return sched.record_attempt(qpi.pod)
 
 
 def _assume(sched: Any, pi: Any, node: str) -> Optional[str]:
@@ -278,6 +273,7 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
         state[SKIP_POST_FILTER] = True
     qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
     node, fit_error, attempt = sched.schedule_pod(state, pi)
+    attempt.pod_group = f"{pgi.namespace}/{pgi.name}"
     requires_preemption = False
     if node is None:
         if fit_error is None:

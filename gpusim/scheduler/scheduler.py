@@ -15,6 +15,9 @@ requeue the pod.
   (RunFilterPluginsWithNominatedPods: Filter runs with them, then, if that passed, without them).
 - PreEnqueue runs again when an unscheduled pod is updated, so removing a pod's last scheduling gate
   sends it to activeQ.
+- Pod group scheduling cycle (1.36, GenericWorkload on): a popped pod with ``spec.schedulingGroup`` brings
+  its PodGroup's other unscheduled pods, and the whole group is tried in one cycle
+  (schedule_one_podgroup.py).
 """
 from __future__ import annotations
 
@@ -85,6 +88,7 @@ class Attempt:
         self.time, self.pod, self.node, self.profile = time, pod, node, profile
         self.number = 1   # which of its pod's attempts this is (set by AttemptLog)
         self.message = ""
+        self.pod_group = ""   # "namespace/name" when the attempt was part of a pod group scheduling cycle (1.36)
         self._feasible: Any = []
         self._statuses: Any = {}
         self._scores: Any = {}
@@ -226,6 +230,13 @@ class Scheduler:
     @property
     def api(self):
         return self.ctx.api
+
+    def record_attempt(self, pod: Pod) -> "Attempt":
+        """A new, empty Attempt record for ``pod`` (a pod group's pod that its cycle did not reach)."""
+        a = Attempt(self.ctx.now, f"{pod.metadata.namespace}/{pod.metadata.name}", None,
+                    profile=pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+        self.attempts.append(a)
+        return a
 
     def knows_pod(self, uid: str) -> bool:
         """Whether the scheduler's informer has delivered the pod (queued, assumed or bound): the pods a 1.36
