@@ -2,8 +2,8 @@
 
 Ported rows: kubernetes pkg/scheduler/schedule_one_podgroup_test.go at commit
 008b3652959ca58af8be3fb5b6ecfe9ae7638282 — TestPodGroupInfoForPod (2 rows), TestFrameworkForPodGroup (3),
-TestSkipPodGroupPodSchedule (1), TestPodGroupSchedulingAlgorithm (11 of 13 rows, TopologyAwareWorkloadScheduling
-off), TestSubmitPodGroupAlgorithmResult (14 of 15 rows), TestUpdatePodGroupCondition (10 of 10 rows). As upstream,
+TestSkipPodGroupPodSchedule (1), TestPodGroupSchedulingAlgorithm (12 of 14 rows, TopologyAwareWorkloadScheduling
+off), TestSubmitPodGroupAlgorithmResult (16 of 16 rows), TestUpdatePodGroupCondition (12 of 12 rows). As upstream,
 a fake plugin (Filter, PostFilter, Permit by pod name) runs in a real scheduler with one node; pods carry a
 scheduling gate so that only the test drives them.
 
@@ -11,8 +11,6 @@ Rows not ported:
 - TestPodGroupSchedulingAlgorithm "Any filter returned Error" and "Any filter returned Error while waiting on
   preemption": gpusim's findNodesThatFitPod keeps a Filter Error as that node's status (a FitError) instead of
   aborting the cycle with the error.
-- TestSubmitPodGroupAlgorithmResult "All pods unschedulable with nil nominatingInfo": gpusim's results carry no
-  NominatingInfo object distinct from "clear" for an unschedulable pod (covered by "All pods unschedulable").
 - Every TopologyAwareWorkloadScheduling=true variant, TestPodGroupSchedulingPlacementAlgorithm,
   TestPodGroupCycle_PodGroupPostFilter (workload-aware preemption), TestPodGroupCycle_UpdateSnapshotError: gpusim
   models neither placements nor workload-aware preemption nor a failing snapshot.
@@ -237,8 +235,9 @@ def preempt(permit=None):
     return ("preempt", NODE, permit)
 
 
-def bad(code=U, msg=""):
-    return ("bad", code, msg)
+def bad(code=U, msg="", nominated=""):
+    """An unschedulable (or failed) pod: ``nominated`` "" is clearNominatedNode, None a nil NominatingInfo."""
+    return ("bad", code, msg, nominated)
 
 
 BOUND, PREEMPTING, FAILED = "bound", "preempting", "failed"
@@ -264,6 +263,8 @@ SCHEDULED_TRUE = ("True", "Scheduled", "")
      ("False", "Unschedulable", "waiting for preemption to complete")),
     ("All pods unschedulable", None, (U, "0/3 nodes are available: insufficient cpu"), False, [bad()] * 3,
      [FAILED] * 3, ("False", "Unschedulable", "0/3 nodes are available: insufficient cpu")),
+    ("All pods unschedulable with nil nominatingInfo", None, (U, "0/3 nodes are available: insufficient cpu"), False,
+     [bad(nominated=None)] * 3, [FAILED] * 3, ("False", "Unschedulable", "0/3 nodes are available: insufficient cpu")),
     ("Unschedulable for the entire pod group", None, (U, "node affinity mismatch"), False, [], [FAILED] * 3,
      ("False", "Unschedulable", "node affinity mismatch")),
     ("Error for one pod", None, (E, "plugin returned error"), False, [ok(), bad(E, "plugin returned error")],
@@ -287,9 +288,10 @@ def test_submit_pod_group_algorithm_result(name, existing, status, waiting, resu
         pgo.status.conditions = [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled",
                                   "message": "All pods scheduled", "lastTransitionTime": 0.5}]
     pod_results = []
-    for q, (kind, a, b) in zip(info.queued_pod_infos, results):
+    for q, (kind, a, b, *rest) in zip(info.queued_pod_infos, results):
         if kind == "bad":
-            pod_results.append(pg.AlgorithmResult(q.pod, status=Status.new(a, b) if b else Status(a), state=CycleState()))
+            pod_results.append(pg.AlgorithmResult(q.pod, status=Status.new(a, b) if b else Status(a), state=CycleState(),
+                                                  nominated=rest[0]))
         else:
             pod_results.append(pg.AlgorithmResult(
                 q.pod, node=a, status=Status(U) if kind == "preempt" else Status(), permit_status=Status(b or S),

@@ -174,6 +174,7 @@ class SchedulingQueue:
         key = qpi.pod_info.key
         if self._backoff_token.get(key) != token:
             return
+        del self._backoff_token[key]
         if self.backoff.pop(key, None) is not None:
             self._push_active(qpi)
 

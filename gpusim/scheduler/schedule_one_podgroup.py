@@ -91,6 +91,7 @@ class PodGroupAlgorithmResult:
     pod_results: list[AlgorithmResult] = field(default_factory=list)
     status: Status = field(default_factory=lambda: Status(Code.Unschedulable, [ERR_POD_GROUP_UNSCHEDULABLE]))
     waiting_on_preemption: bool = False
+    assumed: int = 0       # gpusim: how many pods the algorithm assumed (and then reverted)
 
 
 @dataclass
@@ -225,7 +226,7 @@ def pod_group_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupInfo,
     finally:
         for revert in reversed(reverts):
             revert()
-    result.assumed = len(reverts)   # type: ignore[attr-defined]
+    result.assumed = len(reverts)
     return result
 
 
@@ -280,7 +281,7 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
             st = Status(Code.UnschedulableAndUnresolvable, [ERR_NO_NODES_AVAILABLE])
             attempt.message = ERR_NO_NODES_AVAILABLE
             return AlgorithmResult(pod, status=st, state=state, attempt=attempt), None
-        nominated = None
+        nominated, pst = None, Status()
         if post_filter_mode == RUN_ALL_POST_FILTERS and fw.points["PostFilter"]:
             nominated, pst = fw.run_post_filter(state, pi, fit_error.diagnosis.node_to_status)
             if pst.reasons and not pst.is_success():
@@ -288,7 +289,9 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
         msg = fit_error.error()
         attempt.message = msg
         ctx.trace.add(ctx.now, sched.name, "scheduler.(*Scheduler).schedulePod", ref, msg,
-                      post_filter=list(fw.names["PostFilter"]), nominated=nominated or "")
+                      post_filter=list(fw.names["PostFilter"]), post_filter_plugin=pst.plugin or "",
+                      post_filter_result=pst.message() or ("Success" if pst.is_success() and nominated else ""),
+                      nominated=nominated or "")
         st = Status(Code.Unschedulable, [msg])
         if not nominated:
             return AlgorithmResult(pod, status=st, nominated=None, state=state, attempt=attempt,
@@ -417,7 +420,7 @@ def submit_pod_group_algorithm_result(sched: Any, fw: Any, pgi: QueuedPodGroupIn
                      "message": group.message()}
         outcome = "Error scheduling pod group"
     update_pod_group_condition(sched, pgi, condition)
-    assumed = getattr(result, "assumed", 0)
+    assumed = result.assumed
     ctx.trace.add(ctx.now, sched.name, FN_SUBMIT, f"PodGroup {pgi.namespace}/{pgi.name}", outcome,
                   scheduledPods=scheduled, unschedulablePods=unschedulable, assumed=assumed, message=group.message())
     cycle = PodGroupCycle(ctx.now, f"{pgi.namespace}/{pgi.name}", [q.pod.metadata.name for q in pgi.queued_pod_infos],
