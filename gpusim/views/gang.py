@@ -1,6 +1,7 @@
 """Helpers for the gang-scheduling chapter and lab: turn a scenario into a Coscheduling one,
-summarise what a training group did, and follow a gang's pods through Permit (Coscheduling, or the
-alpha native GangScheduling with ``workload=``, the PodGroup or 1.35 Workload). Reads records; never drives the simulation."""
+summarise what a training group did, follow a gang's pods through Permit (Coscheduling, or the
+alpha native GangScheduling with ``workload=``, the PodGroup or 1.35 Workload), and list 1.36's pod group
+scheduling cycles of a native gang (``pod_group_cycles``). Reads records; never drives the simulation."""
 from __future__ import annotations
 
 from typing import Optional
