@@ -61,7 +61,7 @@ _LAZY = {
     "gpusim.experiments.scoring": ["compare_strategies", "filter_score_demo", "filter_score_widget", "gpus_used_by_weight",
                                    "strategy_widget"],
     "gpusim.views.gang": ["with_coscheduling", "training_summary", "failed_scheduling", "gang_pods", "permit_timeline",
-                          "plot_permit_timeline", "with_native_gang_alpha"],
+                          "plot_permit_timeline", "with_native_gang_alpha", "pod_group_cycles", "pod_group_cycle_summary"],
     "gpusim.views.tenancy": ["share_steps", "plot_tenant_share", "job_gantt_data", "plot_job_gantt"],
     "gpusim.metrics": ["gpu_share_over_time", "gpu_hours_by_tenant", "cluster_gpu_utilization", "mean_utilization",
                        "queueing_delays", "job_queueing_delays", "job_completion_times", "wasted_gpu_hours",

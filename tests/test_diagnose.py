@@ -170,3 +170,20 @@ def test_job_name_diagnoses_its_first_pod_that_is_not_running():
 def test_job_name_with_all_pods_running_has_no_findings():
     d = diagnose_pod(sim(POLICY, pool(gpus=4), JOB3), "workers")
     assert d.findings == [] and d.target.startswith("Job default/workers (3 pods), Pod default/workers-")
+
+
+def test_native_gang_1_36_member_that_fitted_blames_its_pod_group(capsys):
+    """examples/native-gang.yaml at 10m: the job's first pod fitted in every pod group cycle and was undone; the
+    root cause is the PodGroup that does not fit as a whole (1.36's cycle), not a scheduler filter. The worker that
+    did not fit shows its own FitError under the gang finding."""
+    import gpusim
+    r = gpusim.run("examples/native-gang.yaml", until="10m")
+    d = diagnose_pod(r, "train")
+    assert d.root_cause == "native-gang" and [f.layer for f in d.findings] == ["gang"]
+    text = d.render()
+    assert "pod group scheduling cycles, the last at t=595s: 4 pods tried, 3 placed (minCount 4) and undone" in text
+    assert "PodGroupScheduled=False Unschedulable: pod group is unschedulable" in text
+    unfit = next(p for p in r.pods() if p.metadata.name.startswith("train-") and any(
+        "Insufficient" in e.message for e in r.events.events if e.involved_object.name == p.metadata.name))
+    d2 = diagnose_pod(r, unfit.metadata.name)
+    assert [f.layer for f in d2.findings] == ["gang", "scheduler"] and d2.root_cause == "gpus-busy"

@@ -3,9 +3,9 @@ PodGroup, pod ``spec.schedulingGroup``, the in-tree GangScheduling plugin readin
 check (1.35 serves v1alpha1 only, 1.36 v1alpha2 only).
 
 Ported rows: kubernetes pkg/scheduler/framework/plugins/gangscheduling/gangscheduling_test.go, the 1.36-era
-revision importing k8s.io/api/scheduling/v1alpha2, function TestGangSchedulingFlow (all seven rows but the
-pod-group-scheduling-cycle one, which gpusim does not model: it schedules gang pods one by one through
-Permit). The QueueingHint tables (Test_isSchedulableAfterPodAdded / PodGroupAdded) are not ported: gpusim
+revision importing k8s.io/api/scheduling/v1alpha2, function TestGangSchedulingFlow (all seven rows but
+"final gang pod arrives at Permit during pod group scheduling cycle": the plugin's Permit here is the same in
+and out of that cycle — the cycle itself, schedule_one_podgroup.go, is tested in test_schedule_one_podgroup.py). The QueueingHint tables (Test_isSchedulableAfterPodAdded / PodGroupAdded) are not ported: gpusim
 requeues on any registered event (documented in gpusim/scheduler/plugins/gangscheduling.py).
 Validation rows follow pkg/apis/scheduling/validation/validation.go ValidateWorkload / ValidatePodGroup.
 """
@@ -175,28 +175,47 @@ def test_gang_waits_in_pre_enqueue_then_binds_together():
     assert failed(sim) == []
 
 
-def test_assumed_pods_wait_5m_in_permit_then_are_rejected():
-    """Four 3-GPU workers on 8 GPUs: two are assumed and wait in Permit for permitTimeoutDuration (5m, given
-    to each pod at its Permit), then are rejected; nothing binds."""
+def test_pod_group_cycle_undoes_a_partial_gang_without_permit_waits():
+    """Four 3-GPU workers on 8 GPUs, 1.36's pod group cycle (schedule_one_podgroup.go): two fit and pass Permit with
+    Wait, two do not fit; the group is unschedulable, both assumed pods are undone in the same cycle (no waiting pod,
+    no 5m Permit timeout, no GPU held), the fitting ones get "pod group is unschedulable, <Permit message>" and go
+    to backoffQ, so the group is retried at 1, 3, 7, 15, 25 s, ... (backoff 1s doubling to 10s)."""
     sim = sim_of(simulation(), NS, POOL, pod_group("pg1", 4), pod("w0", "pg1", gpus=3), pod("w1", "pg1", gpus=3),
                  pod("w2", "pg1", gpus=3), pod("w3", "pg1", gpus=3), until=400)
     assert scheduled(sim) == {}
-    timeouts = sorted((t, n) for t, n, m in failed(sim) if "rejected due to timeout after waiting 5m0s at plugin "
-                                                           "GangScheduling" in m)
-    assert [n for t, n in timeouts] == ["w0", "w1"] and all(t == 300.0 for t, n in timeouts)
+    assert not [m for _, _, m in failed(sim) if "rejected due to timeout" in m]
+    first = {n: m for t, n, m in failed(sim) if t == 0}
+    wait = 'pod group is unschedulable, one or more plugins asked to wait and no plugin rejected pod "{}"'
+    fit = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No "
+           "preemption victims found for incoming pod.")
+    assert first == {"w3": wait.format("w3"), "w0": wait.format("w0"), "w1": fit, "w2": fit}
+    cycles = sim.scheduler.pod_group_cycles
+    assert [c.time for c in cycles[:7]] == [0, 1.0, 3.0, 7.0, 15.0, 25.0, 35.0]
+    assert all((c.pods, c.assumed, c.scheduled, c.message) == (["w3", "w0", "w1", "w2"], 2, 0,
+                                                                 "pod group is unschedulable") for c in cycles)
+    assert len(sim.scheduler.waiting_pods) == 0 and not sim.scheduler.assumed
+    pg = sim.ctx.api.get("PodGroup.scheduling.k8s.io", "ns1", "pg1")
+    assert [(c["type"], c["status"], c["reason"], c["message"], c["lastTransitionTime"]) for c in pg.status.conditions] \
+        == [("PodGroupScheduled", "False", "Unschedulable", "pod group is unschedulable", 0)]
 
 
 def test_example_native_gang():
-    """examples/native-gang.yaml (1.36 shape): the three assumed workers time out every 5 minutes while the
-    notebook holds a GPU; all four bind at once after it ends, none ran before."""
+    """examples/native-gang.yaml (1.36 shape): while the notebook holds a GPU, each pod group cycle fits three
+    workers, undoes them and sends the group back; no Permit wait or timeout; the cycle after the notebook ends
+    binds all four at once, none ran before."""
     sim = Simulation(load([str(ROOT / "examples" / "native-gang.yaml")]))
     r = sim.run()
     notebook_end = r.pod("notebook").status.container_statuses[0].state.terminated.finished_at
     times = {n: t for n, t in scheduled(sim).items() if n.startswith("train-")}
     assert len(times) == 4 and len(set(times.values())) == 1 and next(iter(times.values())) >= notebook_end
-    timeouts = [t for t, n, m in failed(sim) if "rejected due to timeout after waiting 5m0s at plugin GangScheduling" in m]
-    assert sorted(set(timeouts)) == [310.0, 610.0, 910.0] and len(timeouts) == 9
+    assert not [m for _, _, m in failed(sim) if "rejected due to timeout" in m]
+    cycles = r.scheduler.pod_group_cycles
+    assert [(c.time, c.assumed, c.scheduled) for c in cycles[:3]] == [(10.0, 3, 0), (11.0, 3, 0), (13.0, 3, 0)]
+    assert (cycles[-1].time, cycles[-1].assumed, cycles[-1].scheduled) == (1205.0, 4, 4)
+    assert all(c.scheduled == 0 and c.assumed == 3 for c in cycles[:-1]) and len(cycles) == 123
     assert {p.metadata.name for p in r.api.list("PodGroup.scheduling.k8s.io")} == {"train"}
+    [cond] = r.api.get("PodGroup.scheduling.k8s.io", "default", "train").status.conditions
+    assert (cond["status"], cond["reason"], cond["lastTransitionTime"]) == ("True", "Scheduled", 1205.0)
 
 
 def test_with_native_gang_alpha_1_36_starts_the_partial_start_scenario_together():
@@ -266,3 +285,20 @@ def test_default_profile_gets_gang_scheduling_with_its_1_36_events():
     sim = sim_of(simulation(), SMALL_POOL)
     pl = next(p for p in sim.scheduler.framework.plugins if p.name == "GangScheduling")
     assert pl.v1alpha2 and pl.events == {"Pod/Add", "PodGroup/Add", "PodGroup/Update"}
+
+
+def test_pod_group_cycles_helper_lists_and_summarises_the_cycles():
+    import gpusim as gs
+    r = gs.run(str(ROOT / "examples" / "native-gang.yaml"))
+    rows = gs.pod_group_cycles(r, "train")
+    assert rows == gs.pod_group_cycles(r) and len(rows) == 123 and gs.pod_group_cycles(r, "other") == []
+    assert {k: rows[0][k] for k in ("time", "placed", "bound", "status", "message")} == {
+        "time": 10.0, "placed": 3, "bound": 0, "status": "Unschedulable", "message": "pod group is unschedulable"}
+    assert (rows[-1]["time"], rows[-1]["placed"], rows[-1]["bound"], rows[-1]["status"]) == (1205.0, 4, 4, "Success")
+    assert gs.pod_group_cycle_summary(r, "train").splitlines() == [
+        "123 pod group scheduling cycles",
+        "t=10s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "t=11s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "t=13s default/train: placed 3 of 4, undone (pod group is unschedulable)",
+        "... 119 more ...",
+        "t=1205s default/train: placed 4 of 4, bound"]

@@ -53,6 +53,8 @@ class SchedulingQueue:
         self.last_failure: dict[str, float] = {}
         self._waiter = None
         self._seq = 0
+        self._backoff_seq = 0
+        self._backoff_token: dict[str, int] = {}   # pod → the timer of its current stay in backoffQ
         # PreEnqueue: True lets the pod in; the scheduler sets this (runPreEnqueuePlugins).
         self.gate: Optional[Callable[[QueuedPodInfo], bool]] = None
         ctx.env.process(self._flush_unschedulable())
@@ -104,6 +106,23 @@ class SchedulingQueue:
             heapq.heapify(self.active)
             self.in_active.discard(uid)
 
+    def pop_specific_pod(self, uid: str) -> Optional[QueuedPodInfo]:
+        """PopSpecificPod (1.36, for podGroupInfoForPod): take the pod out of activeQ, backoffQ or unschedulablePods
+        (UNVERIFIED: upstream's code for the last one was not read; its test pops pods the queue had put back after
+        a failure); None when it is in none of them (in flight) or a PreEnqueue plugin gates it."""
+        if uid in self.in_active:
+            item = next(i for i in self.active if i.qpi.pod_info.key == uid)
+            self.delete(uid)
+            return item.qpi
+        qpi = self.backoff.pop(uid, None)
+        if qpi is not None:
+            return qpi
+        qpi = self.unschedulable.get(uid)
+        if qpi is None or qpi.gated:
+            return None
+        del self.unschedulable[uid]
+        return qpi
+
     def backoff_duration(self, qpi: QueuedPodInfo) -> float:
         """calculateBackoffDuration: initial × 2^(count−1), capped at max; 0 disables. Doubles step by step
         and stops at the cap, as upstream does to avoid overflow (a pod retried thousands of times)."""
@@ -143,12 +162,20 @@ class SchedulingQueue:
             self._push_active(qpi)
             return True
         self.backoff[key] = qpi
+        self._backoff_seq += 1
+        self._backoff_token[key] = token = self._backoff_seq
         timer = self.ctx.env.timeout(expiry - self.ctx.now)
-        timer.callbacks.append(lambda _e, q=qpi: self._backoff_done(q))
+        timer.callbacks.append(lambda _e, q=qpi, t=token: self._backoff_done(q, t))
         return True
 
-    def _backoff_done(self, qpi: QueuedPodInfo) -> None:
-        if self.backoff.pop(qpi.pod_info.key, None) is not None:
+    def _backoff_done(self, qpi: QueuedPodInfo, token: int) -> None:
+        """A backoff timer: only the one of the pod's current stay in backoffQ moves it (a pod taken out early,
+        by PopSpecificPod, may be back in backoffQ with a later expiry when an old timer fires)."""
+        key = qpi.pod_info.key
+        if self._backoff_token.get(key) != token:
+            return
+        del self._backoff_token[key]
+        if self.backoff.pop(key, None) is not None:
             self._push_active(qpi)
 
     def move(self, event: str, interested: Callable[[QueuedPodInfo, str], bool]) -> int:

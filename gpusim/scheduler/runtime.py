@@ -249,7 +249,9 @@ class Framework:
                 continue
             return Status(Code.Error, [f'running Permit plugin "{p.name}": {st.message()}']).with_plugin(p.name)
         if plugins_wait:
-            self.waiting_pods.add(WaitingPod(self.waiting_pods.ctx, pi.pod, plugins_wait))
+            # in a pod group scheduling cycle (schedule_one_podgroup.go) Permit is only a check: no waiting pod
+            if "__pod_group_cycle" not in state:
+                self.waiting_pods.add(WaitingPod(self.waiting_pods.ctx, pi.pod, plugins_wait))
             return Status(Code.Wait, [MSG_PERMIT_WAIT.format(pi.pod.metadata.name)])
         return Status()
 

@@ -15,6 +15,9 @@ requeue the pod.
   (RunFilterPluginsWithNominatedPods: Filter runs with them, then, if that passed, without them).
 - PreEnqueue runs again when an unscheduled pod is updated, so removing a pod's last scheduling gate
   sends it to activeQ.
+- Pod group scheduling cycle (1.36, GenericWorkload on): a popped pod with ``spec.schedulingGroup`` brings
+  its PodGroup's other unscheduled pods, and the whole group is tried in one cycle
+  (schedule_one_podgroup.py).
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from .framework import (ERR_NO_NODES_AVAILABLE, MAX_NODE_SCORE, Code, CycleState
                         QueuedPodInfo, Status)
 from .plugins.queuesort import pod_priority
 from .queue import SchedulingQueue
+from .schedule_one_podgroup import pod_group_info_for_pod, schedule_one_pod_group
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
@@ -84,6 +88,7 @@ class Attempt:
         self.time, self.pod, self.node, self.profile = time, pod, node, profile
         self.number = 1   # which of its pod's attempts this is (set by AttemptLog)
         self.message = ""
+        self.pod_group = ""   # "namespace/name" when the attempt was part of a pod group scheduling cycle (1.36)
         self._feasible: Any = []
         self._statuses: Any = {}
         self._scores: Any = {}
@@ -182,6 +187,10 @@ class Scheduler:
         # eventhandlers.go addPodToSchedulingQueue: with GangScheduling on, every new unscheduled pod is
         # also a cluster event (EventUnscheduledPodAdd) that may lift a sibling's PreEnqueue gate.
         self.gang_scheduling_gate = bool((feature_gates or {}).get("GangScheduling"))
+        # schedule_one.go ScheduleOne: with GenericWorkload on (1.36), a pod naming a PodGroup in
+        # spec.schedulingGroup takes the pod group scheduling cycle (schedule_one_podgroup.py)
+        self.generic_workload_enabled = k8s_version >= (1, 36) and bool((feature_gates or {}).get("GenericWorkload"))
+        self.pod_group_cycles: list = []    # schedule_one_podgroup.PodGroupCycle, in time order
         self.waiting_pods = WaitingPodsMap(ctx)       # shared by all profiles, as upstream
         self.frameworks = {p.scheduler_name: Framework(p, self, registry, self.waiting_pods) for p in profiles}
         self.framework = next(iter(self.frameworks.values()))
@@ -221,6 +230,18 @@ class Scheduler:
     @property
     def api(self):
         return self.ctx.api
+
+    def record_attempt(self, pod: Pod) -> "Attempt":
+        """A new, empty Attempt record for ``pod`` (a pod group's pod that its cycle did not reach)."""
+        a = Attempt(self.ctx.now, f"{pod.metadata.namespace}/{pod.metadata.name}", None,
+                    profile=pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+        self.attempts.append(a)
+        return a
+
+    def knows_pod(self, uid: str) -> bool:
+        """Whether the scheduler's informer has delivered the pod (queued, assumed or bound): the pods a 1.36
+        pod group state holds."""
+        return uid in self.qpis or uid in self.pod_node or uid in self.assumed
 
     def node_infos(self) -> list[NodeInfo]:
         return list(self.nodes.values())
@@ -492,6 +513,10 @@ class Scheduler:
             if self.ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is not pod \
                     or pod.spec.node_name or pod.metadata.uid in self.assumed:
                 continue
+            group = pod.spec.scheduling_group
+            if self.generic_workload_enabled and group is not None and group.pod_group_name:
+                schedule_one_pod_group(self, pod_group_info_for_pod(self, qpi))
+                continue
             self.schedule_one(qpi)
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
@@ -761,10 +786,12 @@ class Scheduler:
             self._fail(qpi, st, st.message(), attempt, clear_nomination=True, inflight=inflight or ())
 
     def _fail(self, qpi: QueuedPodInfo, st: Status, message: str, attempt: Attempt,
-              nominated: Optional[str] = None, clear_nomination: bool = False, inflight: tuple = ()) -> None:
+              nominated: Optional[str] = None, clear_nomination: bool = False, inflight: tuple = (),
+              queue_after_backoff: bool = False) -> None:
         """handleSchedulingFailure: Warning FailedScheduling, PodScheduled=False, nomination, requeue.
         ``inflight``: cluster events seen while the pod waited on Permit; one its rejecting plugins
-        registered sends it to backoffQ/activeQ instead of unschedulablePods."""
+        registered sends it to backoffQ/activeQ instead of unschedulablePods; so does ``queue_after_backoff``
+        (a pod group's pod with no rejecting plugin: determineSchedulingHintForInFlightPod → queueAfterBackoff)."""
         ctx = self.ctx
         pod = qpi.pod
         if len(message) > MAX_MESSAGE:
@@ -786,7 +813,8 @@ class Scheduler:
             pod.status.nominated_node_name = nominated
         if ctx.api.get("Pod", pod.metadata.namespace, pod.metadata.name) is pod:
             ctx.api.update(pod)
-            requeue = error or bool(nominated) or any(self._worth_requeuing(qpi, ev) for ev in inflight)
+            requeue = (error or bool(nominated) or queue_after_backoff
+                       or any(self._worth_requeuing(qpi, ev) for ev in inflight))
             self.queue.add_unschedulable(qpi, error=requeue)
             self._sync_nomination(qpi)
 

@@ -1,5 +1,6 @@
 """``gpusim diagnose``: walk the layers a person checks when a GPU pod does not run, top to bottom —
-queue admission (Kueue, Volcano) → gang → scheduler filters → kubelet admission → runtime → device plugin →
+queue admission (Kueue, Volcano) → gang (Coscheduling's Permit wait, or 1.36's pod group scheduling cycle) →
+scheduler filters → kubelet admission → runtime → device plugin →
 GPU Operator operands → hardware — and name the root cause with its evidence and the fix (the troubleshooting
 playbook of the reference sheet dra-and-operations.md §3, cases a–h). It reads a finished run's records only:
 pods, nodes, events, the trace, the operand pods and their logs, the DCGM samples.
@@ -27,6 +28,10 @@ FIXES: dict[str, str] = {
                      "weight, lower minAvailable, or free GPUs; `kubectl describe podgroup` shows why.",
     "gang": "Not all members of the gang fit: give the cluster room for minMember pods at once, or lower "
             "minMember; waiting members hold their GPUs until the Permit timeout.",
+    "native-gang": "Kubernetes 1.36 tries the whole PodGroup in one pod group scheduling cycle and binds it only "
+                   "when minCount pods fit at once: give the cluster room for minCount pods together, or lower the "
+                   "PodGroup's minCount; no member holds GPUs meanwhile (the cycle undoes the pods it placed), "
+                   "`kubectl describe podgroup` shows the PodGroupScheduled condition.",
     "gpus-busy": "Every GPU that fits is allocated: wait for running pods, give this pod a higher priority "
                  "(preemption), or add GPU nodes.",
     "no-match": "No node satisfies the pod's constraints (selector, affinity, taints): fix the pod spec or the "
@@ -168,7 +173,40 @@ def _queue_layer(result: Any, namespace: str, job: str, findings: list) -> None:
                                     "volcano-queue"))
 
 
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"   # schedule_one_podgroup.go errPodGroupUnschedulable
+
+
+def _native_gang_layer(result: Any, pod: Any, findings: list) -> bool:
+    """1.36 native gang (``spec.schedulingGroup``): the group's last pod group scheduling cycle and the PodGroup's
+    PodGroupScheduled condition. Returns whether the pod belongs to such a group that was tried."""
+    sg = pod.spec.scheduling_group
+    if sg is None or not sg.pod_group_name or pod.spec.node_name:
+        return False
+    key = f"{pod.metadata.namespace}/{sg.pod_group_name}"
+    cycles = [c for c in getattr(result.scheduler, "pod_group_cycles", ()) if c.pod_group == key
+              and pod.metadata.name in c.pods]
+    if not cycles:
+        return False
+    last = cycles[-1]
+    pg = result.api.get("PodGroup.scheduling.k8s.io", pod.metadata.namespace, sg.pod_group_name)
+    gang = pg.spec.scheduling_policy.gang if pg is not None else None
+    need = f" (minCount {gang.min_count})" if gang is not None else ""
+    evidence = [f"{len(cycles)} pod group scheduling cycles, the last at t={last.time:g}s: {len(last.pods)} pods "
+                f"tried, {last.assumed} placed{need} and undone, {last.status}: {last.message}"]
+    if pg is not None:
+        evidence += [f"PodGroup {sg.pod_group_name} condition {c['type']}={c['status']} {c.get('reason', '')}: "
+                     f"{c.get('message', '')}" for c in pg.status.conditions]
+    evs = [e for e in _events(result, "Pod", pod.metadata.namespace, pod.metadata.name)
+           if e.reason == "FailedScheduling"]
+    evidence += [_ev(e) for e in evs[-1:]]
+    findings.append(Finding("gang", f"the pod's PodGroup {sg.pod_group_name} does not fit as a whole", evidence,
+                            "native-gang"))
+    return True
+
+
 def _gang_layer(result: Any, pod: Any, findings: list) -> None:
+    if _native_gang_layer(result, pod, findings):
+        return
     group = pod.metadata.labels.get("scheduling.x-k8s.io/pod-group")
     waits = [e for e in _events(result, "Pod", pod.metadata.namespace, pod.metadata.name)
              if e.reason == "FailedScheduling" and ("PodGroup" in e.message or "gang" in e.message.lower()
@@ -188,6 +226,8 @@ def _scheduler_layer(result: Any, pod: Any, findings: list) -> list[str]:
                                 [f"spec.schedulerName={pod.spec.scheduler_name or 'default-scheduler'}"], "no-match"))
         return []
     last = failed[-1]
+    if last.message.startswith(POD_GROUP_UNSCHEDULABLE):
+        return []     # the pod fitted; its pod group did not (the gang layer's finding is the cause)
     wanted = _gpu_requests(pod)
     suspects = []
     for node in result.nodes():

@@ -32,6 +32,10 @@ def explain_pod(result, name: str, namespace: str = "default") -> str:
             out.append("")
         previous = a.number
         head = f"scheduled on {a.node}" if a.node else "unschedulable"
+        group = getattr(a, "pod_group", "")
+        if group:      # 1.36 pod group scheduling cycle: the pod was placed in the group's snapshot, then bound or undone
+            head = (f"placed on {a.node} in PodGroup {group}'s scheduling cycle, " + ("undone" if a.message else "bound")
+                    if a.node else f"unschedulable in PodGroup {group}'s scheduling cycle")
         out.append(f"Attempt {a.number} at {ts(a.time)}: {head}")
         if a.message:
             out.append(f"  {a.message}")

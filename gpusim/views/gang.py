@@ -1,6 +1,7 @@
 """Helpers for the gang-scheduling chapter and lab: turn a scenario into a Coscheduling one,
-summarise what a training group did, and follow a gang's pods through Permit (Coscheduling, or the
-alpha native GangScheduling with ``workload=``, the PodGroup or 1.35 Workload). Reads records; never drives the simulation."""
+summarise what a training group did, follow a gang's pods through Permit (Coscheduling, or the
+alpha native GangScheduling with ``workload=``, the PodGroup or 1.35 Workload), and list 1.36's pod group
+scheduling cycles of a native gang (``pod_group_cycles``). Reads records; never drives the simulation."""
 from __future__ import annotations
 
 from typing import Optional
@@ -93,6 +94,37 @@ def failed_scheduling(result, n: int = 3, contains: str = "") -> list[str]:
     out = [f"t={e.time:g}s {e.object.name}: {e.message}" for e in result.events.log
            if e.reason == "FailedScheduling" and contains in e.message]
     return out[:n]
+
+
+# --- 1.36: a native gang's pod group scheduling cycles --------------------------------------------------------
+def pod_group_cycles(result, pod_group: str = "", namespace: str = "default") -> list[dict]:
+    """The pod group scheduling cycles of a 1.36 run (kube-scheduler schedule_one_podgroup.go), in time order;
+    ``pod_group`` limits them to one PodGroup. Each: ``time``, ``pod_group`` ("ns/name"), ``pods`` (tried, in
+    cycle order), ``placed`` (assumed in the cycle's snapshot), ``bound`` (sent to binding; 0 when the cycle
+    undid the group), ``status`` (Success / Unschedulable / Error) and ``message``."""
+    key = f"{namespace}/{pod_group}" if pod_group else ""
+    return [{"time": c.time, "pod_group": c.pod_group, "pods": list(c.pods), "placed": c.assumed,
+             "bound": c.scheduled, "status": c.status, "message": c.message}
+            for c in getattr(result.scheduler, "pod_group_cycles", ()) if not key or c.pod_group == key]
+
+
+def pod_group_cycle_summary(result, pod_group: str = "", namespace: str = "default", head: int = 3) -> str:
+    """The cycles in a few lines: how many, the first ``head`` and the last, each as "t=…s: placed P of N, bound
+    (or undone: message)"."""
+    rows = pod_group_cycles(result, pod_group, namespace)
+    if not rows:
+        return "no pod group scheduling cycles"
+
+    def line(c: dict) -> str:
+        done = "bound" if c["bound"] else f"undone ({c['message']})"
+        return f"t={c['time']:g}s {c['pod_group']}: placed {c['placed']} of {len(c['pods'])}, {done}"
+    shown = rows[:head] + (rows[-1:] if len(rows) > head else [])
+    out = [f"{len(rows)} pod group scheduling cycles"] + [line(c) for c in shown[:head]]
+    if len(rows) > head + 1:
+        out.append(f"... {len(rows) - head - 1} more ...")
+    if len(rows) > head:
+        out.append(line(rows[-1]))
+    return "\n".join(out)
 
 
 # --- a gang's pods through Permit (Coscheduling, or alpha GangScheduling) -------------------------------------

@@ -28,14 +28,14 @@ gang to be waiting on permit" until the gang's deadline, 300 s from the first Pe
 gang (the workload manager's ``defaultSchedulingTimeoutSeconds``; a new deadline once it passed).
 
 With the gate on, every new unscheduled pod is a cluster event (Pod/Add), so the last sibling to appear
-lets the others in. Not modelled: 1.36's PodGroup scheduling cycle (pkg/scheduler/schedule_one_podgroup.go
-scheduleOnePodGroup, entered from ScheduleOne for a pod with spec.schedulingGroup when GenericWorkload is on:
-the group's pods are tried in one snapshot, Permit is run without waiting, everything is reverted, and the
-group binds only if Permit succeeded for some pod, else every member returns to the queue unassumed) —
-gpusim schedules gang pods one by one through Permit, so its 1.36 runs show Permit waits a real 1.36
-scheduler does not; the PlacementFeasible extension point (TopologyAwareWorkloadScheduling); the PodGroupScheduled status
-condition; the QueueingHint filters (any registered event requeues); PodGroup/Workload events after the
-start (the scenario's objects are created before any workload is submitted).
+lets the others in. In 1.36 the pods then take the pod group scheduling cycle
+(gpusim/scheduler/schedule_one_podgroup.py, kube-scheduler schedule_one_podgroup.go): Permit runs there for
+each pod of the group in one snapshot without making a waiting pod, and the group binds only when it returns
+Success for one of them (``minCount`` assumed); the Permit Wait and its 5m timeout above then matter only to
+the binding of a group already found schedulable (its last pod's Permit allows the others at once). 1.35 keeps
+the pod-by-pod Permit wait. Not modelled: the PlacementFeasible extension point (TopologyAwareWorkloadScheduling);
+the QueueingHint filters (any registered event requeues); PodGroup/Workload events after the start (the
+scenario's objects are created before any workload is submitted).
 """
 from __future__ import annotations
 
@@ -116,8 +116,12 @@ class GangScheduling:
         return None, policy.gang
 
     def all_pods(self, key: GangKey) -> list:
-        """AllPods: the gang's pods known to the scheduler (not terminal; UNVERIFIED for terminal pods)."""
-        return sorted(self.handle.api.list("Pod", lambda p: gang_key(p) == key and p.status.phase not in TERMINAL),
+        """AllPods: the gang's pods known to the scheduler (not terminal; UNVERIFIED for terminal pods). In 1.36
+        the pod group state holds only the pods the scheduler's informer has delivered (``knows_pod``), so a
+        Job's pods created together pass PreEnqueue once the last of them reached the scheduler."""
+        known = getattr(self.handle, "knows_pod", None) if self.v1alpha2 else None
+        return sorted(self.handle.api.list("Pod", lambda p: gang_key(p) == key and p.status.phase not in TERMINAL
+                                           and (known is None or known(p.metadata.uid))),
                       key=lambda p: p.metadata.name)
 
     def assigned_pods(self, key: GangKey) -> set[str]:
