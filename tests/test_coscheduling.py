@@ -79,7 +79,7 @@ def test_gang_with_seven_free_gpus_binds_nothing_and_times_out():
     failed = evs(sim, "FailedScheduling")
     timeout = "0/1 nodes are available: 1 rejected due to timeout after waiting 1m0s at plugin Coscheduling."
     assert {(t, n, m) for t, n, m in failed if "timeout" in m} == {(60.0, f"w-{i}", timeout) for i in range(7)}
-    assert failed[0] == (0.0, "w-7", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 "
+    assert failed[0] == (0.0, "w-7", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 "
                          "nodes are available: 1 No preemption victims found for incoming pod.")
     sim.ctx.env.run(until=600)
     assert [n for _, n, _ in evs(sim, "Scheduled")] == ["other"]
@@ -89,7 +89,7 @@ def test_gang_with_seven_free_gpus_is_rejected_optimistically_in_postfilter():
     sim = sim_of(config(), pool(), podgroup(), pod("other", 1, group=None), *workers())
     sim.ctx.env.run(until=1)
     failed = evs(sim, "FailedScheduling")
-    assert (0.0, "w-7", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+    assert (0.0, "w-7", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are "
             "available: 1 No preemption victims found for incoming pod., PodGroup default/train gets rejected "
             "due to Pod w-7 is unschedulable even after PostFilter") in failed
     assert {(t, n, m) for t, n, m in failed if n != "w-7"} == {

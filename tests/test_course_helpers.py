@@ -171,4 +171,4 @@ def test_compare_uses_the_target_for_workload_and_measure():
 def test_failed_scheduling_sorts_the_reason_strings(full, expected):
     from gpusim.experiments.workflow import two_reasons_scenario
     message = gs.attempts_for(gs.run(text=two_reasons_scenario(full)), "late")[0].message
-    assert message.startswith(expected + " preemption: ")
+    assert message.startswith(expected + " no new claims to deallocate, preemption: ")

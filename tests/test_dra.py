@@ -506,7 +506,7 @@ def test_end_to_end_claims_from_templates_allocate_then_free_devices():
     assert devices == {"p0": ["gpu-0"], "p1": ["gpu-1"]}
     assert {n: p.spec.node_name for n, p in pods.items()} == {"p0": "a100-0", "p1": "a100-0", "p2": ""}
     waiting = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedScheduling"]
-    assert waiting[0] == ("0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are "
+    assert waiting[0] == ("0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are "
                           "available: 2 Preemption is not helpful for scheduling.")
     sim.ctx.env.run(until=400)
     # p0 and p1 finished: their claims were deleted (generated for them) and p2 got a device
@@ -648,3 +648,46 @@ def test_cached_selector_results_follow_slice_updates():
     api.update(stored)
     st, _ = run_until(plugin, pod, "filter")
     assert st.is_success()
+
+
+# PostFilter rows of TestPlugin (dynamicresources_test.go, 1.36 development line: the rows' want.postfilter),
+# after Filter on the only node found nothing: (name, pod, claims, slices, code, message)
+POST_FILTER_ROWS = [
+    ("empty", Pod(metadata=ObjectMeta(name="foo", namespace="default")), [], (),
+     Code.Unschedulable, "no new claims to deallocate"),
+    ("no-resources", make_pod(), [pending_claim()], (), Code.Unschedulable, "still not schedulable"),
+    ("exhausted-resources", make_pod(), [pending_claim(), other_allocated_claim()], (WORKER_SLICE,),
+     Code.Unschedulable, "still not schedulable"),
+    ("wrong-topology", make_pod(), [allocated_claim(node="other")], (),
+     Code.Unschedulable, "deallocation of ResourceClaim completed"),
+]
+
+
+@pytest.mark.parametrize("name,pod,claims,slices,code,message", POST_FILTER_ROWS,
+                         ids=[r[0] for r in POST_FILTER_ROWS])
+def test_plugin_post_filter(name, pod, claims, slices, code, message):
+    plugin, api = setup(claims, (CLASS,), slices)
+    _, state = run_until(plugin, pod, "filter")
+    nominated, st = plugin.post_filter(state, PodInfo(pod), {})
+    assert (nominated, st.code, st.message()) == (None, code, message)
+    stored = api.get("ResourceClaim", "default", "my-pod-my-resource")
+    if stored is not None:   # never allocated, or (wrong-topology) deallocated in the apiserver
+        assert (stored.status.allocation, stored.status.reserved_for, stored.status.devices) == (None, [], None)
+
+
+def test_plugin_post_filter_keeps_a_claim_another_pod_reserved():
+    c = allocated_claim(node="other")
+    c.status.reserved_for = decode(ResourceClaim, {"metadata": {}, "status": {"reservedFor": [
+        {"resource": "pods", "name": "someone-else", "uid": "9999"}]}}).status.reserved_for
+    plugin, api = setup([c])
+    _, state = run_until(plugin, make_pod(), "filter")
+    _, st = plugin.post_filter(state, PodInfo(make_pod()), {})
+    assert (st.code, st.message()) == (Code.Unschedulable, "still not schedulable")
+    assert api.get("ResourceClaim", "default", "my-pod-my-resource").status.allocation is not None
+
+
+def test_plugin_post_filter_without_prefilter_state_is_getstatedata_error():
+    plugin, _ = setup([])
+    _, st = plugin.post_filter(CycleState(), PodInfo(make_pod()), {})
+    assert (st.code, st.message()) == (Code.Error, "not found")
+

@@ -117,7 +117,7 @@ def test_lifecycle_events_tell_the_journey(capsys):
 
 # --- queueing --------------------------------------------------------------------------------------------
 
-QUEUEING_MSG = ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: "
+QUEUEING_MSG = ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/2 nodes are available: "
                 "2 No preemption victims found for incoming pod.")
 
 

@@ -28,9 +28,12 @@ def test_tracing_does_not_change_the_run(traced):
 
 def test_extension_points_in_the_default_profile(traced):
     rows = {r["point"]: r for r in dr.extension_points(traced)}
-    assert [p for p, r in rows.items() if r["enabled"]] == ["PreEnqueue", "PreFilter", "Filter", "Reserve",
-                                                             "Unreserve", "PreBind"]
-    assert not rows["PostFilter"]["modelled"] and rows["PostFilter"]["calls"] == 0
+    assert [p for p, r in rows.items() if r["enabled"]] == ["PreEnqueue", "PreFilter", "Filter", "PostFilter",
+                                                             "Reserve", "Unreserve", "PreBind"]
+    # train-1 waits for train-0's GPU: each failed cycle's PostFilter finds no claim to deallocate
+    post = [c for c in traced.calls if c.point == "PostFilter"]
+    assert rows["PostFilter"]["modelled"] and rows["PostFilter"]["calls"] == len(post) > 0
+    assert {(c.pod, c.code, c.message) for c in post} == {("train-1", "Unschedulable", "still not schedulable")}
     assert rows["Reserve"]["calls"] == rows["PreBind"]["calls"] == 4   # four DRA pods bound once each
 
 
@@ -133,7 +136,7 @@ def failures():
 @pytest.mark.parametrize("case,point,message,event", [
     ("too many GPUs (device plugin)", "-", "-", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."),
     ("too many GPUs (DRA)", "Filter", "cannot allocate all claims",
-     "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is "
+     "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is "
      "not helpful for scheduling."),
     ("no device matches the selector", "Filter", "cannot allocate all claims", "1 cannot allocate all claims."),
     ("named claim missing", "PreEnqueue", 'could not find ResourceClaim "default/nope"', ""),

@@ -313,7 +313,7 @@ def test_fgd_profile_in_a_simulation():
     second = next(a for a in r.scheduler.attempts if a.pod == "default/half-2")
     assert sorted(s["FGDScore"][0] for s in second.scores.values()) == [43, 56]
     msg = next(e.message for e in r.events.log if e.reason == "FailedScheduling")
-    assert msg == ("0/2 nodes are available: 1 Node:a, 1 Node:b. preemption: 0/2 nodes are available: "
+    assert msg == ("0/2 nodes are available: 1 Node:a, 1 Node:b. no new claims to deallocate, preemption: 0/2 nodes are available: "
                    "2 No preemption victims found for incoming pod.")
 
 

@@ -101,7 +101,7 @@ def test_permit_waits_for_min_count_and_times_out_together_after_300s():
                                                          "waiting 5m0s at plugin GangScheduling."]
     assert sorted(timeouts) == [(300.0, "w0"), (300.0, "w1")]
     assert [m for t, n, m in failed(sim) if t == 0.0] == [
-        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No "
         "preemption victims found for incoming pod."] * 2
 
 

@@ -186,7 +186,7 @@ def test_pod_group_cycle_undoes_a_partial_gang_without_permit_waits():
     assert not [m for _, _, m in failed(sim) if "rejected due to timeout" in m]
     first = {n: m for t, n, m in failed(sim) if t == 0}
     wait = 'pod group is unschedulable, one or more plugins asked to wait and no plugin rejected pod "{}"'
-    fit = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No "
+    fit = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No "
            "preemption victims found for incoming pod.")
     assert first == {"w3": wait.format("w3"), "w0": wait.format("w0"), "w1": fit, "w2": fit}
     cycles = sim.scheduler.pod_group_cycles

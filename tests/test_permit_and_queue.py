@@ -18,7 +18,7 @@ from gpusim.scheduler.runtime import MAX_PERMIT_TIMEOUT
 
 GPU = "nvidia.com/gpu"
 INSUFFICIENT = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
-NO_VICTIMS = "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+NO_VICTIMS = "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 
 
 # --- scenario helpers ------------------------------------------------------------------------------------

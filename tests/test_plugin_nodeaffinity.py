@@ -233,7 +233,7 @@ def test_nodes_outside_the_result_share_one_absent_status_in_the_message():
     assert a.statuses["gpu-1"] == "NodeResourcesFit: Insufficient nvidia.com/gpu"
     msg = a.message
     assert msg.startswith("0/4 nodes are available: 1 Insufficient nvidia.com/gpu, "
-                          "3 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/4 nodes are available:")
+                          "3 node(s) didn't satisfy plugin(s) [NodeAffinity]. no new claims to deallocate, preemption: 0/4 nodes are available:")
 
 
 def test_conflicting_names_fail_in_prefilter():

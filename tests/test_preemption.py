@@ -171,7 +171,7 @@ def test_preemption_policy_never():
     r = run(text=text(classes(low=10, high=1000), pool(), pod("low-1", 8, "low"),
                       pod("polite", 8, "high", at="10s", spec="  preemptionPolicy: Never\n")), until=30)
     assert failed_messages(r, "polite")[0] == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
-                                               "preemption: not eligible due to preemptionPolicy=Never.")
+                                               "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.")
     assert not [e for e in r.events.log if e.reason == "Preempted"]
 
 
@@ -180,7 +180,7 @@ def test_no_lower_priority_pods_means_no_victims():
             until=30)
     assert failed_messages(r, "second")[0] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
-        f"preemption: 0/1 nodes are available: 1 {NO_VICTIMS}.")
+        f"no new claims to deallocate, preemption: 0/1 nodes are available: 1 {NO_VICTIMS}.")
 
 
 def test_node_whose_allocatable_is_below_the_request_is_not_helpful():
@@ -189,7 +189,7 @@ def test_node_whose_allocatable_is_below_the_request_is_not_helpful():
             until=30)
     assert failed_messages(r, "huge")[0] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
-        f"preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}.")
+        f"no new claims to deallocate, preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}.")
     assert r.pod("low-1").status.phase == "Running"
 
 
@@ -222,7 +222,7 @@ spec: {count: 1, gpu: {model: A100-SXM4-80GB, count: 8}""" + taint + "}\n",
     r = run(text=text(*docs), until=30)
     assert failed_messages(r, "late")[0] == (
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient nvidia.com/gpu. "
-        f"preemption: 0/4 nodes are available: 1 {NOT_HELPFUL}, 3 {NO_VICTIMS}.")
+        f"no new claims to deallocate, preemption: 0/4 nodes are available: 1 {NOT_HELPFUL}, 3 {NO_VICTIMS}.")
 
 
 def test_pdb_validation_messages():

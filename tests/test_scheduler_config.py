@@ -55,7 +55,7 @@ def test_default_profile_expands_multipoint():
     assert p.points["Score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                  "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert p.weights["PodTopologySpread"] == 2 and p.weights["InterPodAffinity"] == 2
-    assert p.points["PostFilter"] == ["DefaultPreemption"] and p.points["Bind"] == ["DefaultBinder"]
+    assert p.points["PostFilter"] == ["DynamicResources", "DefaultPreemption"] and p.points["Bind"] == ["DefaultBinder"]
     assert p.weights["TaintToleration"] == 3 and p.weights["NodeAffinity"] == 2
     assert p.weights["NodeResourcesFit"] == 1 and p.weights["NodeResourcesBalancedAllocation"] == 1
     assert {n for n, _ in DEFAULT_PLUGINS} == {n for names in p.points.values() for n in names}

@@ -256,7 +256,7 @@ def test_no_gpu_node_is_unresolvable_for_gpu_pod():
 
 def test_oversized_request_message_says_preemption_is_not_helpful():
     r = simulate(pool(count=2), pod("huge", gpus=9, submit_at="1s"))
-    assert {e.message for e in events(r, "huge", "FailedScheduling")} == {"0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: "
+    assert {e.message for e in events(r, "huge", "FailedScheduling")} == {"0/2 nodes are available: 2 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/2 nodes are available: "
                   "2 Preemption is not helpful for scheduling."}
     assert (r.pod("huge").status.phase or "Pending") == "Pending" and not r.pod("huge").spec.node_name
     cond = r.pod("huge").status.condition("PodScheduled")
@@ -288,7 +288,7 @@ def test_taint_failed_scheduling_message():
                    spec="\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]")
     r = simulate(tainted, pod("plain", submit_at="1s"), tolerant)
     msgs = {e.message for e in events(r, "plain", "FailedScheduling")}
-    assert msgs == {"0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are "
+    assert msgs == {"0/2 nodes are available: 2 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are "
                     "available: 2 Preemption is not helpful for scheduling."}
     assert r.pod("tolerant").status.phase == "Succeeded"
 

@@ -42,7 +42,7 @@ POINTS = (
     ("Unreserve", "unreserve", "drop the in-flight allocation, remove the pod from reservedFor"),
     ("PreBind", "pre_bind", "write finalizer, status.allocation and the pod in status.reservedFor"),
 )
-WRAPPED = ("pre_enqueue", "pre_filter", "filter", "reserve", "unreserve", "pre_bind")
+WRAPPED = ("pre_enqueue", "pre_filter", "filter", "post_filter", "reserve", "unreserve", "pre_bind")
 GPU_CLASS, MIG_CLASS = "gpu.nvidia.com", "mig.nvidia.com"
 MEMORY_40GI = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
 PROFILE_1G = "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"
@@ -118,6 +118,12 @@ def _fits_counters(device: Any, left: dict[str, dict[str, Fraction]]) -> bool:
                for use in device.consumes_counters for k, v in use.counters.items())
 
 
+def _claims_state(state: Any) -> Any:
+    """The plugin's PreFilter state when the pod has claims (PreFilter writes an empty one for every pod)."""
+    st = state.get(drp.STATE_KEY)
+    return st if st is not None and st.claims else None
+
+
 def _funnel(state: Any, node: str, classes: dict) -> list[tuple[str, int]]:
     """Devices left after each step, summed over the exactly-requests of the pod's pending claims."""
     st = state.get(drp.STATE_KEY)
@@ -164,7 +170,7 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
 
     def filter(state, pi, ni):
         st = orig["filter"](state, pi, ni)
-        s = state.get(drp.STATE_KEY)
+        s = _claims_state(state)
         if s is not None:
             picked = _devices(s.per_node.get(ni.name)) if st.is_success() else ()
             run.calls.append(Call(now(), "Filter", _pod_name(pi.pod), ni.name, *_status(st), picked))
@@ -176,7 +182,7 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
 
     def reserve(state, pi, node):
         st = orig["reserve"](state, pi, node)
-        s = state.get(drp.STATE_KEY)
+        s = _claims_state(state)
         if s is not None:
             uid = pi.pod.metadata.uid
             in_flight = [r.device for c, p in plugin.in_flight_pod.items() if p == uid
@@ -186,12 +192,18 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
 
     def unreserve(state, pi, node):
         orig["unreserve"](state, pi, node)
-        if state.get(drp.STATE_KEY) is not None:
+        if _claims_state(state) is not None:
             run.calls.append(Call(now(), "Unreserve", _pod_name(pi.pod), node, "Success", ""))
+
+    def post_filter(state, pi, statuses):
+        nominated, st = orig["post_filter"](state, pi, statuses)
+        if pi.pod.spec.resource_claims and st.reasons:
+            run.calls.append(Call(now(), "PostFilter", _pod_name(pi.pod), "", *_status(st)))
+        return nominated, st
 
     def pre_bind(state, pi, node):
         st = orig["pre_bind"](state, pi, node)
-        s = state.get(drp.STATE_KEY)
+        s = _claims_state(state)
         if s is not None:
             written = [plugin.api.get("ResourceClaim", c.metadata.namespace, c.metadata.name) for c in s.claims]
             run.calls.append(Call(now(), "PreBind", _pod_name(pi.pod), node, *_status(st),
@@ -199,7 +211,8 @@ def _wrap(run: TracedRun, plugin: Any, now: Any) -> None:
         return st
 
     for m, f in (("pre_enqueue", pre_enqueue), ("pre_filter", pre_filter), ("filter", filter),
-                 ("reserve", reserve), ("unreserve", unreserve), ("pre_bind", pre_bind)):
+                 ("post_filter", post_filter), ("reserve", reserve), ("unreserve", unreserve),
+                 ("pre_bind", pre_bind)):
         setattr(plugin, m, f)
 
 
@@ -710,7 +723,9 @@ def failure_messages() -> list[dict[str, str]]:
     for case in failure_cases():
         run = traced_run(text=_dump(list(case.docs)))
         # the last refusal: a template's claim is "not created yet" for an instant before the controller makes it
-        refused = next((c for c in reversed(run.calls) if c.pod == "p" and c.code != "Success"), None)
+        # (PostFilter, which only runs after a refusal, is not one)
+        refused = next((c for c in reversed(run.calls) if c.pod == "p" and c.code != "Success"
+                        and c.point != "PostFilter"), None)
         events = [e.message for e in run.result.events.log if e.reason == "FailedScheduling" and e.object.name == "p"]
         rows.append({"case": case.name, "what": case.what,
                      "point": refused.point if refused else "-", "code": refused.code if refused else "-",

@@ -194,13 +194,21 @@ class Framework:
         return Status()
 
     def run_post_filter(self, state: CycleState, pi: PodInfo, statuses: dict[str, Status]):
-        reasons = []
+        """RunPostFilterPlugins (framework/runtime/framework.go): the first Success or
+        UnschedulableAndUnresolvable ends it, an Error ends it as an error; otherwise every plugin runs and the
+        result is Unschedulable with all their reasons in order (joined by ", " in the FailedScheduling
+        message: "no new claims to deallocate, preemption: …"), the first rejecting plugin named."""
+        reasons: list[str] = []
+        rejector = ""
         for p in self.points["PostFilter"]:
             nominated, st = p.post_filter(state, pi, statuses)
             if st.is_success() or st.code == Code.UnschedulableAndUnresolvable:
                 return nominated, st.with_plugin(p.name)
+            if st.code not in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending):
+                return None, Status(Code.Error, list(st.reasons)).with_plugin(p.name)
             reasons += st.reasons
-        return None, Status(Code.Unschedulable, reasons)
+            rejector = rejector or p.name
+        return None, Status(Code.Unschedulable, reasons).with_plugin(rejector)
 
     def run_score(self, state: CycleState, pi: PodInfo, nodes: list[NodeInfo]) -> tuple[dict[str, int], dict]:
         """PreScore, Score, NormalizeScore, weights → total per node, and the per-plugin breakdown."""

@@ -17,13 +17,18 @@ writes the allocation to the claims before binding. In the default profile right
   counters of partitionable devices are used up, a constraint cannot be met, every fitting device has an
   untolerated taint, or a shared device's capacity is used up), or "invalid resource pools were encountered" when the node
   has an invalid pool; a CEL error → Error. All rejections are UnschedulableAndUnresolvable (statusUnschedulable), so preemption does not help.
+- PostFilter (only when no node fits): a pod without claims gets "no new claims to deallocate" (Unschedulable, so
+  DefaultPreemption still runs and the FailedScheduling message reads "… no new claims to deallocate, preemption:
+  …"); a claim allocated for other nodes (Filter's "resourceclaim not available on the node") and reserved by no
+  other pod is deallocated → "deallocation of ResourceClaim completed"; otherwise "still not schedulable". Without
+  PreFilter's state (an earlier PreFilter plugin rejected the pod) it is getStateData's Error "not found".
 - Reserve: the node's allocation becomes in flight (its devices count as used for every other pod at once).
 - Unreserve: the in-flight allocation is dropped and the pod removed from ``reservedFor``.
 - PreBind: the finalizer ``resource.kubernetes.io/delete-protection``, ``status.allocation`` and the pod in
   ``status.reservedFor`` are written to each claim in the apiserver.
 The allocator sees the devices in use as an AllocatedState (``allocated_devices``): results of allocated and
 in-flight claims, adminAccess ones excluded, results with a ``shareID`` as shares of a multi-allocatable device.
-Not modelled: PostFilter deallocation, Score (firstAvailable preference), the 10 s Filter timeout, binding
+Not modelled: Score (firstAvailable preference), the 10 s Filter timeout, binding
 conditions, KEP-5004 extended-resource claims.
 """
 from __future__ import annotations
@@ -42,6 +47,9 @@ STATE_KEY = "PreFilterDynamicResources"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_IN_USE = "resourceclaim in use"
+MSG_NO_NEW_CLAIMS = "no new claims to deallocate"          # PostFilter for a pod without claims
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
 MATCH_CACHE_LIMIT = 200_000   # cached selector results before the cache starts over
 
 
@@ -70,6 +78,7 @@ class _State:
     pending: list[ResourceClaim]                   # not allocated yet: the allocator's input
     allocator: Optional[Allocator] = None
     per_node: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    unavailable: set[int] = field(default_factory=set)   # claims allocated for nodes a Filter call rejected
 
 
 def allocated_devices(claims: list[ResourceClaim], in_flight: dict[str, AllocationResult]) -> AllocatedState:
@@ -140,6 +149,8 @@ class DynamicResources:
     # --- PreFilter / Filter --------------------------------------------------------------------------------
     def pre_filter(self, state, pi, nodes):
         pod = pi.pod
+        # an empty state first, as upstream writes it, so that PostFilter finds it for pods without claims
+        state[STATE_KEY] = _State([], [])
         if not pod.spec.resource_claims:
             return None, Status.new(Code.Skip)
         try:
@@ -184,9 +195,11 @@ class DynamicResources:
         if st is None:
             return Status()
         node = ni.name
-        for claim in st.claims:
-            if claim.status.allocation is not None and not node_matches(claim.status.allocation.node_selector, node):
-                return Status.new(Code.UnschedulableAndUnresolvable, MSG_NOT_AVAILABLE)
+        unavailable = [i for i, claim in enumerate(st.claims) if claim.status.allocation is not None
+                       and not node_matches(claim.status.allocation.node_selector, node)]
+        if unavailable:
+            st.unavailable.update(unavailable)     # PostFilter's candidates for deallocation
+            return Status.new(Code.UnschedulableAndUnresolvable, MSG_NOT_AVAILABLE)
         if not st.pending:
             return Status()
         try:
@@ -199,6 +212,39 @@ class DynamicResources:
             return Status.new(Code.UnschedulableAndUnresolvable, MSG_CANNOT_ALLOCATE)
         st.per_node[node] = results
         return Status()
+
+    # --- PostFilter ----------------------------------------------------------------------------------------
+    def post_filter(self, state, pi, statuses):
+        """Only reached when no node fits. A claim that Filter found allocated for other nodes, and that no pod
+        but this one has reserved, is deallocated (reservedFor, allocation and devices cleared in the apiserver),
+        so the next attempt can allocate it anew; upstream picks one such claim at random (map order)."""
+        if getattr(self.handle, "k8s_version", (1, 36)) < (1, 34):
+            # before 1.34 DynamicResourceAllocation is off by default and default_plugins.go applyFeatureGates
+            # leaves the plugin out of the profile (TestApplyFeatureGates): it adds no PostFilter reason
+            return None, Status(Code.Unschedulable, [])
+        st: Optional[_State] = state.get(STATE_KEY)
+        if st is None:           # getStateData: PreFilter did not run (an earlier PreFilter plugin rejected)
+            return None, Status.new(Code.Error, "not found")
+        if not st.claims:
+            return None, Status.new(Code.Unschedulable, MSG_NO_NEW_CLAIMS)
+        order = sorted(st.unavailable)
+        if len(order) > 1:
+            self.handle.ctx.rng.shuffle(order)
+        uid = pi.pod.metadata.uid
+        for i in order:
+            claim = st.claims[i]
+            rf = claim.status.reserved_for
+            if not rf or (len(rf) == 1 and rf[0].uid == uid):
+                stored = self.api.get(ResourceClaim.RESOURCE, claim.metadata.namespace, claim.metadata.name)
+                if stored is None:
+                    return None, Status.new(Code.Error, f'resourceclaims.resource.k8s.io "{claim.metadata.name}" '
+                                                        "not found")
+                stored.status.reserved_for = []
+                stored.status.allocation = None
+                stored.status.devices = None
+                self.api.update(stored)
+                return None, Status.new(Code.Unschedulable, MSG_DEALLOCATED)
+        return None, Status.new(Code.Unschedulable, MSG_STILL_NOT_SCHEDULABLE)
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------------------
     def reserve(self, state, pi, node: str) -> Status:
