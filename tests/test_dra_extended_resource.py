@@ -486,3 +486,25 @@ spec:
         ext = p.status.extended_resource_claim_status
         assert (ext is None) == (p.spec.node_name == "h100-dp-0")
     assert len(sim.ctx.api.list("ResourceClaim")) == 4
+
+
+def test_experiment_same_pod_on_a_device_plugin_node_and_a_dra_node():
+    """gpusim.experiments.dra (course 02-4 §4): on-dp gets its GPU from the device plugin (env), on-dra from an
+    extended resource claim (CDI); with the gate off on-dra waits with NodeResourcesFit's message."""
+    import gpusim as gs
+    rows = {r["pod"]: r for r in gs.extended_resource_rows(gs.compare_extended_resource())}
+    dp, dra = rows["on-dp"], rows["on-dra"]
+    assert (dp["node"], dp["allocatable"], dra["node"], dra["allocatable"]) == ("h100-dp-0", "2", "h100-dra-0", "-")
+    assert dp["preFilter"] == dra["preFilter"] == "Success"   # the gpu.nvidia.com class backs nvidia.com/gpu
+    assert dp["filter"] == "Success (nothing from DRA)" and dp["claim"] == dp["requestMappings"] == "-"
+    assert dp["container"].startswith("NVIDIA_VISIBLE_DEVICES=GPU-")
+    assert dra["claim"].startswith("on-dra-extended-resources-") and dra["claim"].endswith(": container-0-request-2 → "
+                                                                                          + dra["filter"].split()[1])
+    assert dra["requestMappings"] == "trainer/nvidia.com/gpu → container-0-request-2"
+    assert dra["container"] == f"CDI k8s.gpu.nvidia.com/device={dra['filter'].split()[1]}; NVIDIA_VISIBLE_DEVICES=void"
+    off = {r["pod"]: r for r in gs.extended_resource_rows(gs.compare_extended_resource(gate=False))}
+    assert off["on-dp"]["preFilter"] == off["on-dra"]["preFilter"] == "Skip" and off["on-dra"]["node"] == "-"
+    assert off["on-dra"]["waiting"] == (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    assert "DRAExtendedResource: false" in gs.extended_resource_scenario(gate=False)
