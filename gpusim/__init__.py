@@ -82,7 +82,7 @@ _LAZY = {
                          "format_allocation_comparison", "plot_allocation_comparison"],
     "gpusim.experiments.dra": ["allocation_scenario", "compare_allocation", "extended_resource_scenario",
                                "compare_extended_resource", "extended_resource_rows",
-                               "format_extended_resource_comparison"],
+                               "format_extended_resource_comparison", "extended_resource_claim_status"],
     "gpusim.views.dcgm": ["dcgm_exposition", "dcgm_alerts", "alerts_table", "plot_gpu_metric"],
     "gpusim.records": ["dcgm_samples", "dcgm_series"],
     "gpusim.views.topology": ["draw_node", "draw_group_ring", "plot_run_step_time", "topo_m", "pod_gpus",

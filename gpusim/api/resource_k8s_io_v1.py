@@ -2,8 +2,8 @@
 ResourceClaimTemplate, ResourceSlice (mirrors kubernetes staging/src/k8s.io/api/resource/v1/types.go,
 GA in 1.34; validation after pkg/apis/resource/validation/validation.go).
 
-Field names are upstream's. Modelled: class selectors (CEL) and config, ``extendedResourceName`` (read and
-validated; the KEP-5004 mapping of ``nvidia.com/gpu`` requests onto DRA devices is not simulated); claim
+Field names are upstream's. Modelled: class selectors (CEL) and config, ``extendedResourceName`` (validated; the
+KEP-5004 mapping of extended resource requests onto DRA devices is gpusim.scheduler.dra.extended); claim
 requests with ``exactly`` {deviceClassName, selectors, allocationMode ExactCount|All, count, adminAccess}
 or ``firstAvailable`` sub-requests; ``status.allocation`` and ``status.reservedFor``; ResourceSlices with
 driver, pool {name, generation, resourceSliceCount}, nodeName/allNodes and devices with attributes and

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import yaml
 
+from ..api.schema import encode
 from ..cluster.simulation import run as _run
 from ..views.dra import PREPARE, claim_paths
 from .dynamicresources import TracedRun, traced_run
@@ -151,3 +152,10 @@ def format_extended_resource_comparison(run: TracedRun) -> str:
               ("requestMappings", "status.extendedResourceClaimStatus"), ("container", "CONTAINER GETS"),
               ("waiting", "LAST FailedScheduling")]
     return _table([["", *[r["pod"] for r in rows]]] + [[label, *[str(r[k]) for r in rows]] for k, label in labels])
+
+
+def extended_resource_claim_status(run: TracedRun, pod: str = "on-dra") -> str:
+    """The pod's ``status.extendedResourceClaimStatus`` as ``kubectl get pod -o yaml`` prints it (or "null")."""
+    ext = run.result.api.get("Pod", "default", pod).status.extended_resource_claim_status
+    return yaml.safe_dump({"extendedResourceClaimStatus": encode(ext) if ext is not None else None},
+                          sort_keys=False, allow_unicode=True)

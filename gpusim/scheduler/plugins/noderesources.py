@@ -112,6 +112,8 @@ class NodeResourcesFit:
         self.handle = handle
         # fts.EnableDRAExtendedResource; without a handle (no apiserver to list DeviceClasses) nothing is delegated
         self.extended_resources = getattr(handle, "api", None) is not None and extended.enabled(handle)
+        if self.extended_resources:   # EventsToRegister under the gate: a DeviceClass may now back a resource
+            self.events = EVENTS | {"DeviceClass/Add", "DeviceClass/Update"}
         strategy = args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type") or "LeastAllocated"
         res = strategy.get("resources")
