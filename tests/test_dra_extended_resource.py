@@ -508,3 +508,28 @@ def test_experiment_same_pod_on_a_device_plugin_node_and_a_dra_node():
         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert "DRAExtendedResource: false" in gs.extended_resource_scenario(gate=False)
+
+
+def test_implicit_device_class_name_end_to_end():
+    """``deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2`` (the class's implicit name, not an extended resource
+    name): scheduled through DRA, and admitted by the kubelet, whose fit check delegates a DRA extended resource
+    the node has no allocatable of (fit.go shouldDelegateResourceToDRA with no DRA manager)."""
+    text = HEAD % "" + """---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {gpusim.io/duration: 1m}}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: x, resources: {limits: {deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2}}}
+"""
+    sim = run(text, 30)
+    (pod,) = sim.ctx.api.list("Pod")
+    assert pod.status.phase == "Running", pod.status.reason
+    (claim,) = sim.ctx.api.list("ResourceClaim")
+    assert [(r.name, r.exactly.count, r.exactly.device_class_name) for r in claim.spec.devices.requests] == \
+        [("container-0-request-0", 2, "gpu.nvidia.com")]
+    assert len({r.device for r in claim.status.allocation.devices.results}) == 2
+    cdi = next(kl.dra_cdi_devices[pod.metadata.uid] for kl in sim.kubelets.values()
+               if pod.metadata.uid in kl.dra_cdi_devices)
+    assert len(cdi["c"]) == 2

@@ -24,6 +24,7 @@ import simpy
 from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerStateTerminated,
                            ContainerStateWaiting, ContainerStatus, NodeCondition, Pod)
 from ..api.duration import parse_duration
+from ..api.gpusim_v1alpha1 import gate_default
 from ..api.quantity import parse_quantity
 from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
 from ..api.v1helper import is_dra_extended_resource_name, is_extended_resource_name
@@ -466,7 +467,10 @@ class Kubelet:
 
     def _general_predicates(self, pod: Pod) -> Optional[tuple[str, str]]:
         """predicateAdmitHandler: UpdatePluginResources (sanitizeNodeAllocatable), then the resource fit
-        against node allocatable and the node-affinity/selector check of GeneralPredicates."""
+        against node allocatable and the node-affinity/selector check of GeneralPredicates. With
+        DRAExtendedResource a DRA extended resource name (an extended resource or a DeviceClass's implicit
+        ``deviceclass.resource.kubernetes.io/<class>``) the node has no allocatable of is not checked: the
+        scheduler's extended resource claim provides it (noderesources.Fits without a DRA manager)."""
         node = self.ctx.api.get("Node", "", self.node_name)
         key = (id(node), node.metadata.resource_version)
         if self._alloc_parsed[0] != key:     # the node's allocatable, parsed once per node status written
@@ -477,6 +481,7 @@ class Kubelet:
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
         req = pod_requests(pod)
+        dra_extended = self.ctx.feature_gates.get("DRAExtendedResource", gate_default("DRAExtendedResource", (1, 36)))
         used = dict(self._used)   # the other active pods' requests
         for k, v in self._active_requests.get(pod.metadata.uid, {}).items():
             used[k] -= v
@@ -488,6 +493,8 @@ class Kubelet:
                 continue
             if is_extended_resource_name(res) and res not in alloc:
                 continue   # removeMissingExtendedResources
+            if dra_extended and is_dra_extended_resource_name(res) and alloc.get(res, 0) <= 0:
+                continue   # fit.go shouldDelegateResourceToDRA without a DRA manager (the kubelet's admission)
             have = alloc.get(res, Fraction(0))
             if req[res] > have - used.get(res, Fraction(0)):
                 scale = 1000 if res == "cpu" else 1
