@@ -6,8 +6,8 @@ manager's ``DeviceClassResolver().GetDeviceClass``) and the per-container device
 
 - Every DeviceClass backs its implicit name ``deviceclass.resource.kubernetes.io/<class>``, and its
   ``spec.extendedResourceName`` when set. Two classes naming the same extended resource: the one created later
-  wins, at the same creation time the lexicographically first name (kubernetes.io "Extended resource" section of
-  the DRA docs; upstream's cache gets there by applying DeviceClass events in creation order).
+  wins, at the same creation time the lexicographically first name (the field's contract in
+  staging/src/k8s.io/api/resource/v1/types.go ``DeviceClassSpec.ExtendedResourceName``).
 - Requests: one per container and mapped resource, named ``container-<i>-request-<j>``, ``i`` the container's
   index in initContainers + containers, ``j`` the resource's index among the container's requested resource
   names sorted (cpu and memory included); ``ExactCount`` with ``count`` = the container's request, device class =
