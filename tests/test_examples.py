@@ -19,7 +19,7 @@ EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
          "capacity-reclaim", "native-gang", "native-gang-1.35",
          "volcano-gang", "volcano-queues", "volcano-hypernode",
-         "kueue-fair-sharing", "kueue-tas", "dra-gpu"]
+         "kueue-fair-sharing", "kueue-tas", "dra-gpu", "dra-extended-resource"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default
@@ -283,6 +283,26 @@ def test_golden_table_output(name, capsys):
     assert out == golden.read_text(), (
         f"`gpusim run examples/{name}.yaml` no longer prints examples/{name}.out.\n"
         f"If the change is intended, {regen} and review the diff.")
+
+
+def test_dra_extended_resource(capsys):
+    """Pods asking for nvidia.com/gpu run on DRA-driver nodes (no nvidia.com/gpu in allocatable): each gets a
+    GPU of the gpu.nvidia.com DeviceClass through its extended resource claim; big (2 GPUs) waits until two
+    GPUs of one node are free."""
+    data = run_json(capsys, "dra-extended-resource")
+    pods = pods_by_name(data)
+    assert all(n["allocatable"].get(GPU) is None for n in data["nodes"])
+    assert all(p["phase"] == "Succeeded" for p in pods.values())
+    trains = sorted((p for n, p in pods.items() if n.startswith("train-")), key=lambda p: p["scheduledAt"])
+    assert [len(p["devices"]["gpu.nvidia.com"]) for p in trains] == [1, 1, 1, 1]
+    assert [p["scheduledAt"] for p in trains[:3]] == [0.0, 0.0, 0.0]
+    big = pods["big"]
+    assert len(set(big["devices"]["gpu.nvidia.com"])) == 2
+    assert big["scheduledAt"] == trains[3]["scheduledAt"] > 1200
+    assert big["nodeName"] != trains[3]["nodeName"]
+    waits = {e["message"] for e in events_of(data, "big", "FailedScheduling")}
+    assert waits == {"0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are "
+                     "available: 2 Preemption is not helpful for scheduling."}
 
 
 def test_describe_pod_through_cli(capsys):

@@ -196,6 +196,25 @@ class PodResourceClaimStatus:
     resource_claim_name: Optional[str] = None
 
 
+@dataclass
+class ContainerExtendedResourceRequest:
+    """``status.extendedResourceClaimStatus.requestMappings[]`` (KEP-5004): which request of the extended
+    resource claim serves a container's extended resource."""
+
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+@dataclass
+class PodExtendedResourceClaimStatus:
+    """``status.extendedResourceClaimStatus`` (DRAExtendedResource): the claim the scheduler created for the
+    pod's extended resources backed by DRA, and the request of it each container's resource maps to."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
+    resource_claim_name: str = ""
+
+
 @dataclass(slots=True)
 class PodSpec:
     containers: list[Container] = field(default_factory=list, metadata={"required": True})
@@ -266,6 +285,7 @@ class PodStatus:
     container_statuses: list[ContainerStatus] = field(default_factory=list)
     qos_class: str = ""
     resource_claim_statuses: list[PodResourceClaimStatus] = field(default_factory=list)
+    extended_resource_claim_status: Optional[PodExtendedResourceClaimStatus] = None
 
     def condition(self, ctype: str) -> Optional[PodCondition]:
         return next((c for c in self.conditions if c.type == ctype), None)

@@ -38,16 +38,26 @@ class SimulationSpec:
     until: Optional[str] = None
     kubernetes_version: str = "1.36"
     timing: Timing = field(default_factory=Timing)
-    # kube-apiserver / kube-scheduler --feature-gates, for the alpha gates gpusim models (FEATURE_GATES).
+    # kube-apiserver / kube-scheduler / kubelet --feature-gates, for the gates gpusim models (FEATURE_GATES).
     feature_gates: dict[str, bool] = field(default_factory=dict)
 
 
-# Alpha feature gates gpusim models: name → first Kubernetes minor that has it (pkg/features/kube_features.go).
+# Feature gates gpusim models: name → first Kubernetes minor that has it (pkg/features/kube_features.go).
+# Off unless set, except the ones in FEATURE_GATE_DEFAULTS.
 # GenericWorkload serves the native gang API — 1.35: scheduling.k8s.io/v1alpha1 Workload and pod spec.workloadRef;
 # 1.36: scheduling.k8s.io/v1alpha2 Workload and PodGroup and pod spec.schedulingGroup; GangScheduling adds the
 # in-tree GangScheduling plugin to the default profile. Both alpha (off by default) in 1.35 and 1.36.
+# DRAExtendedResource (KEP-5004) lets a DeviceClass's extendedResourceName (or its implicit
+# deviceclass.resource.kubernetes.io/<class> name) back a plain extended resource with DRA devices.
 FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35),
-                                             "TaintTolerationComparisonOperators": (1, 35)}
+                                             "TaintTolerationComparisonOperators": (1, 35),
+                                             "DRAExtendedResource": (1, 34)}
+# Gates whose default changes with the release: name → ((minor, default), ...) in order, as the versioned
+# feature-gate table (pkg/features/kube_features.go defaultVersionedKubernetesFeatureGates) lists them.
+# DRAExtendedResource: 1.34 alpha (off), 1.36 beta (on), 1.37 GA (locked on).
+FEATURE_GATE_DEFAULTS: dict[str, tuple[tuple[tuple[int, int], bool], ...]] = {
+    "DRAExtendedResource": (((1, 34), False), ((1, 36), True), ((1, 37), True)),
+}
 # gpusim's own check: GangScheduling reads Workloads, which only exist with GenericWorkload (UNVERIFIED
 # whether kube-scheduler itself refuses the combination).
 GATE_DEPENDENCIES: dict[str, str] = {"GangScheduling": "GenericWorkload"}
@@ -76,8 +86,32 @@ def validate_feature_gates(spec: SimulationSpec) -> Iterator[tuple[str, str]]:
             yield path, f"Forbidden: feature gate {name} requires {dep}=true"
 
 
+def gate_default(name: str, version: tuple[int, int]) -> bool:
+    """The gate's default in Kubernetes ``version`` (False for a gate without a versioned default)."""
+    on = False
+    for since, default in FEATURE_GATE_DEFAULTS.get(name, ()):
+        if version >= since:
+            on = default
+    return on
+
+
+def kubernetes_version(spec: SimulationSpec) -> tuple[int, int]:
+    major, minor = (int(x) for x in spec.kubernetes_version.split(".")[:2])
+    return major, minor
+
+
 def gate_enabled(spec: SimulationSpec, name: str) -> bool:
-    return bool(spec.feature_gates.get(name, False))
+    """The gate as set in ``spec.featureGates``, else its default for ``spec.kubernetesVersion``."""
+    if name in spec.feature_gates:
+        return bool(spec.feature_gates[name])
+    return gate_default(name, kubernetes_version(spec))
+
+
+def effective_feature_gates(spec: SimulationSpec) -> dict[str, bool]:
+    """The gates as the components see them: what the Simulation sets, plus the versioned defaults."""
+    gates = {name: gate_default(name, kubernetes_version(spec)) for name in FEATURE_GATE_DEFAULTS}
+    gates.update(spec.feature_gates)
+    return gates
 
 
 @dataclass

@@ -2,8 +2,8 @@
 ResourceClaimTemplate, ResourceSlice (mirrors kubernetes staging/src/k8s.io/api/resource/v1/types.go,
 GA in 1.34; validation after pkg/apis/resource/validation/validation.go).
 
-Field names are upstream's. Modelled: class selectors (CEL) and config, ``extendedResourceName`` (read and
-validated; the KEP-5004 mapping of ``nvidia.com/gpu`` requests onto DRA devices is not simulated); claim
+Field names are upstream's. Modelled: class selectors (CEL) and config, ``extendedResourceName`` (validated; the
+KEP-5004 mapping of extended resource requests onto DRA devices is gpusim.scheduler.dra.extended); claim
 requests with ``exactly`` {deviceClassName, selectors, allocationMode ExactCount|All, count, adminAccess}
 or ``firstAvailable`` sub-requests; ``status.allocation`` and ``status.reservedFor``; ResourceSlices with
 driver, pool {name, generation, resourceSliceCount}, nodeName/allNodes and devices with attributes and
@@ -58,6 +58,9 @@ ALLOCATION_MODES = (DEVICE_ALLOCATION_MODE_ALL, DEVICE_ALLOCATION_MODE_EXACT_COU
 FINALIZER = "resource.kubernetes.io/delete-protection"
 # the annotation the resourceclaim controller puts on a generated claim (resourceclaim.PodClaimNameAnnotation)
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+# the annotation of the claim the scheduler creates for a pod's extended resources backed by DRA (KEP-5004,
+# resource.ExtendedResourceClaimAnnotation)
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEVICE_MAX_ID_LENGTH = 32         # resource.DeviceMaxIDLength
 DEVICE_MAX_DOMAIN_LENGTH = 63     # resource.DeviceMaxDomainLength

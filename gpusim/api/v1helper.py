@@ -1,9 +1,11 @@
 """Resource-name predicates (mirrors kubernetes pkg/apis/core/v1/helper/helpers.go: IsNativeResource,
-IsExtendedResourceName, IsOvercommitAllowed)."""
+IsExtendedResourceName, IsOvercommitAllowed; pkg/scheduler/util/utils.go IsDRAExtendedResourceName)."""
 from __future__ import annotations
 
 RESOURCE_DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
 REQUESTS_PREFIX = "requests."
+# resource.ResourceDeviceClassPrefix: every DeviceClass's implicit extended resource name is this + its name
+RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 def is_native_resource(name: str) -> bool:
@@ -16,6 +18,12 @@ def is_extended_resource_name(name: str) -> bool:
     if is_native_resource(name) or name.startswith(REQUESTS_PREFIX):
         return False
     return True
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """schedutil.IsDRAExtendedResourceName: an extended resource name, or a DeviceClass's implicit name
+    ``deviceclass.resource.kubernetes.io/<class>`` (a kubernetes.io name, so not an extended one)."""
+    return is_extended_resource_name(name) or name.startswith(RESOURCE_DEVICE_CLASS_PREFIX)
 
 
 def is_overcommit_allowed(name: str) -> bool:

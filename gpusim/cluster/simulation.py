@@ -31,7 +31,7 @@ from ..controlplane.apiserver import APIServer
 from ..controlplane.context import Context, Timing
 from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
-from ..api.gpusim_v1alpha1 import NVLINK_XID
+from ..api.gpusim_v1alpha1 import NVLINK_XID, effective_feature_gates
 from ..api.nvidia_operands import DEPLOY_PREFIX, NFD_PCI_LABELS, is_operand_pod
 from ..api.nvidia_v1 import DEFAULT_DRIVER_VERSION, driver_version, section_enabled
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
@@ -151,6 +151,7 @@ class Simulation:
         env = simpy.Environment()
         rng = random.Random(self.seed)
         self.ctx = ctx = Context(env, APIServer(env, rng), EventRecorder(), Trace(), rng, timing)
+        ctx.feature_gates = effective_feature_gates(spec)
         classes = {pc.metadata.name: pc for pc in sc.priority_classes}
         ctx.api.admission["Pod"] = lambda pod: admit_pod(pod, classes, SYSTEM_PRIORITY_CLASSES)
         for obj in [*sc.namespaces, *sc.priority_classes, *sc.configmaps, *sc.pdbs, *sc.pod_groups,
@@ -226,7 +227,7 @@ class Simulation:
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,
-                                   feature_gates=spec.feature_gates)
+                                   feature_gates=ctx.feature_gates)
         self.jobs = JobController(ctx)
         self.node_lifecycle = NodeLifecycleController(ctx)
         self.pod_groups = PodGroupController(ctx) if sc.pod_groups else None

@@ -8,7 +8,8 @@ pkg/controller/resourceclaim/controller.go).
   it in the pod's ``status.resourceClaimStatuses``.
 - Once a pod is done (Succeeded/Failed) or deleted it is removed from ``status.reservedFor`` of its claims;
   a claim reserved by nobody is deallocated (``status.allocation`` and the finalizer cleared), and a claim
-  generated for a pod that is done is deleted.
+  generated for a pod that is done is deleted — the scheduler's extended resource claim of the pod
+  (``status.extendedResourceClaimStatus``, KEP-5004) too, as the pod owns it.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class ResourceClaimController:
         while True:
             ev = yield self._pods.get()
             pod = ev.obj
-            if not pod.spec.resource_claims:
+            if not pod.spec.resource_claims and pod.status.extended_resource_claim_status is None:
                 continue
             if ev.type == DELETED or pod.status.phase in DONE:
                 self.release(pod)
@@ -88,6 +89,8 @@ class ResourceClaimController:
         ns, uid = pod.metadata.namespace, pod.metadata.uid
         names = [rc.resource_claim_name for rc in pod.spec.resource_claims if rc.resource_claim_name]
         names += [s.resource_claim_name for s in pod.status.resource_claim_statuses if s.resource_claim_name]
+        if pod.status.extended_resource_claim_status is not None:
+            names.append(pod.status.extended_resource_claim_status.resource_claim_name)
         for name in names:
             claim = self.ctx.api.get(ResourceClaim.RESOURCE, ns, name)
             if claim is None:
@@ -123,4 +126,5 @@ def install(sim: Any) -> Optional[ResourceClaimController]:
     for o in objs:
         sim.ctx.api.create(o)
     uses = any(p.spec.resource_claims for p in sc.pods) or any(j.spec.template.spec.resource_claims for j in sc.jobs)
-    return ResourceClaimController(sim.ctx) if objs or uses else None
+    # DRA nodes come with the driver's DeviceClasses: a pod's extended resources may get a claim there
+    return ResourceClaimController(sim.ctx) if objs or uses or sc.dra_nodes else None

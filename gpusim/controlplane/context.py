@@ -66,6 +66,7 @@ class Context:
     holdings: list[Holding] = field(default_factory=list)
     training: Any = None   # gpusim.workloads.training.TrainingCoordinator, created on first use
     topology: Any = None   # gpusim.hardware.cluster.ClusterTopology: boards, GPU UUIDs, fabric
+    feature_gates: dict = field(default_factory=dict)   # the components' --feature-gates (set and defaulted)
     _open: dict = field(default_factory=dict, repr=False)
     _open_by_pod: dict = field(default_factory=dict, repr=False)   # pod uid → its open holdings
 

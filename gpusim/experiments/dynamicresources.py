@@ -119,9 +119,10 @@ def _fits_counters(device: Any, left: dict[str, dict[str, Fraction]]) -> bool:
 
 
 def _claims_state(state: Any) -> Any:
-    """The plugin's PreFilter state when the pod has claims (PreFilter writes an empty one for every pod)."""
+    """The plugin's PreFilter state when the pod has claims or an extended resource claim (PreFilter writes an
+    empty one for every pod)."""
     st = state.get(drp.STATE_KEY)
-    return st if st is not None and st.claims else None
+    return st if st is not None and (st.claims or st.extended is not None) else None
 
 
 def _funnel(state: Any, node: str, classes: dict) -> list[tuple[str, int]]:

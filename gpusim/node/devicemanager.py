@@ -37,6 +37,14 @@ class Endpoint:
     stopped_at: Optional[float] = None
 
 
+def is_dra_extended_resource(pod: Pod, container: str, resource: str) -> bool:
+    """isDRAExtendedResource (cm/devicemanager manager.go): the pod's ``status.extendedResourceClaimStatus`` maps
+    this container's resource to a request of its extended resource claim."""
+    ext = pod.status.extended_resource_claim_status
+    return ext is not None and any(m.container_name == container and m.resource_name == resource
+                                   for m in ext.request_mappings)
+
+
 class DeviceManager:
     """One per kubelet; rebuilt from the checkpoint when the kubelet restarts."""
 
@@ -192,6 +200,8 @@ class DeviceManager:
         for resource in sorted(container.resources.limits):
             if not self.is_device_plugin_resource(resource):
                 continue
+            if is_dra_extended_resource(pod, container.name, resource):
+                continue   # DRAExtendedResource: the scheduler's extended resource claim serves it
             required = int(parse_quantity(container.resources.limits[resource]))
             ids = yield from self._devices_to_allocate(pod, container.name, resource, required,
                                                        reusable.get(resource, []), running, hint)

@@ -24,12 +24,13 @@ import simpy
 from ..api.core_v1 import (ContainerState, ContainerStateRunning, ContainerStateTerminated,
                            ContainerStateWaiting, ContainerStatus, NodeCondition, Pod)
 from ..api.duration import parse_duration
+from ..api.gpusim_v1alpha1 import gate_default
 from ..api.quantity import parse_quantity
 from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
-from ..api.v1helper import is_extended_resource_name
+from ..api.v1helper import is_dra_extended_resource_name, is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
 from ..componenthelpers.podutil import set_condition
-from ..componenthelpers.resource import pod_requests
+from ..componenthelpers.resource import container_requests, pod_requests
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
@@ -161,12 +162,20 @@ class Kubelet:
     def _prepare_dynamic_resources(self, pod: Pod) -> Optional[str]:
         """cm/dra ManagerImpl.PrepareResources: every claim of the pod must be allocated and reserved for it; the
         drivers' NodePrepareResources return CDI device ids, which go to the containers that reference the
-        claim (``resources.claims``, optionally one request). Returns an error text, or None."""
+        claim (``resources.claims``, optionally one request). The extended resource claim the scheduler wrote in
+        ``status.extendedResourceClaimStatus`` (KEP-5004) is prepared like the others; a container gets the CDI
+        ids of the requests mapped to its requested extended resources (GetResources). Returns an error text,
+        or None."""
         ns, uid = pod.metadata.namespace, pod.metadata.uid
         claims = []
-        for rc in pod.spec.resource_claims:
-            name = rc.resource_claim_name or next((s.resource_claim_name for s in pod.status.resource_claim_statuses
-                                                   if s.name == rc.name), None)
+        ext = pod.status.extended_resource_claim_status
+        refs = [(rc.name, rc.resource_claim_name or next((s.resource_claim_name
+                                                          for s in pod.status.resource_claim_statuses
+                                                          if s.name == rc.name), None))
+                for rc in pod.spec.resource_claims]
+        if ext is not None:
+            refs.append((None, ext.resource_claim_name))
+        for pod_claim, name in refs:
             if name is None:
                 continue
             claim = self.ctx.api.get("ResourceClaim", ns, name)
@@ -174,7 +183,7 @@ class Kubelet:
                 return f'fetch ResourceClaim {ns}/{name}: resourceclaims.resource.k8s.io "{name}" not found'
             if not any(r.uid == uid for r in claim.status.reserved_for) or claim.status.allocation is None:
                 return f"pod {ns}/{pod.metadata.name} ({uid}) is not allowed to use ResourceClaim {ns}/{name}"
-            claims.append((rc.name, claim))
+            claims.append((pod_claim, claim))
         prepared: dict[str, list] = {}
         for _, claim in claims:
             for driver in sorted({r.driver for r in claim.status.allocation.devices.results}):
@@ -192,6 +201,17 @@ class Kubelet:
                     if not ref.request or ref.request in dev.request_names or \
                             any(r.startswith(ref.request + "/") for r in dev.request_names):
                         cdi.setdefault(c.name, []).extend(i for i in dev.cdi_device_ids if i not in cdi.get(c.name, []))
+        if ext is not None:
+            ext_claim = next(claim for pod_claim, claim in claims if pod_claim is None)
+            for c in [*pod.spec.init_containers, *pod.spec.containers]:
+                wanted = {r for r, q in container_requests(c).items() if q and is_dra_extended_resource_name(r)}
+                for m in ext.request_mappings:
+                    if m.container_name != c.name or m.resource_name not in wanted:
+                        continue
+                    for dev in prepared.get(ext_claim.metadata.uid, []):
+                        if m.request_name in dev.request_names:
+                            cdi.setdefault(c.name, []).extend(i for i in dev.cdi_device_ids
+                                                              if i not in cdi.get(c.name, []))
         self.dra_cdi_devices[uid] = cdi
         for devs in prepared.values():
             for dev in devs:
@@ -447,7 +467,10 @@ class Kubelet:
 
     def _general_predicates(self, pod: Pod) -> Optional[tuple[str, str]]:
         """predicateAdmitHandler: UpdatePluginResources (sanitizeNodeAllocatable), then the resource fit
-        against node allocatable and the node-affinity/selector check of GeneralPredicates."""
+        against node allocatable and the node-affinity/selector check of GeneralPredicates. With
+        DRAExtendedResource a DRA extended resource name (an extended resource or a DeviceClass's implicit
+        ``deviceclass.resource.kubernetes.io/<class>``) the node has no allocatable of is not checked: the
+        scheduler's extended resource claim provides it (noderesources.Fits without a DRA manager)."""
         node = self.ctx.api.get("Node", "", self.node_name)
         key = (id(node), node.metadata.resource_version)
         if self._alloc_parsed[0] != key:     # the node's allocatable, parsed once per node status written
@@ -458,6 +481,7 @@ class Kubelet:
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
         req = pod_requests(pod)
+        dra_extended = self.ctx.feature_gates.get("DRAExtendedResource", gate_default("DRAExtendedResource", (1, 36)))
         used = dict(self._used)   # the other active pods' requests
         for k, v in self._active_requests.get(pod.metadata.uid, {}).items():
             used[k] -= v
@@ -469,6 +493,8 @@ class Kubelet:
                 continue
             if is_extended_resource_name(res) and res not in alloc:
                 continue   # removeMissingExtendedResources
+            if dra_extended and is_dra_extended_resource_name(res) and alloc.get(res, 0) <= 0:
+                continue   # fit.go shouldDelegateResourceToDRA without a DRA manager (the kubelet's admission)
             have = alloc.get(res, Fraction(0))
             if req[res] > have - used.get(res, Fraction(0)):
                 scale = 1000 if res == "cpu" else 1
@@ -510,7 +536,7 @@ class Kubelet:
             yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
             if not self.up or pod.metadata.uid not in self.active:
                 return
-        while pod.spec.resource_claims:
+        while pod.spec.resource_claims or pod.status.extended_resource_claim_status is not None:
             err = self._prepare_dynamic_resources(pod)
             if err is None:
                 break

@@ -182,6 +182,7 @@ class Scheduler:
         scenario's KubeSchedulerConfiguration, None for the defaults) so that they may name them."""
         self.ctx = ctx
         self.k8s_version = k8s_version
+        self.feature_gates = dict(feature_gates or {})   # what plugins read (unset: the release's default)
         if profiles is None or registry is not None:
             profiles, queue = build_profiles(config, registry or in_tree_registry(), feature_gates)
         # eventhandlers.go addPodToSchedulingQueue: with GangScheduling on, every new unscheduled pod is

@@ -111,7 +111,10 @@ class NodeTable:
 
 
 def eligible(fw, state, skipped: set[str]) -> bool:
-    """Whether this profile and this pod's PreFilter results allow the vectorised Filter path."""
+    """Whether this profile and this pod's PreFilter results allow the vectorised Filter path (not for a pod
+    whose extended resources a DeviceClass backs: NodeResourcesFit delegates them per node)."""
+    if state and state.get(noderesources.DRA_STATE_KEY):
+        return False
     for p in fw.points["Filter"]:
         if p.name not in FILTERS or (p.name in SKIP_ONLY and p.name not in skipped):
             return False

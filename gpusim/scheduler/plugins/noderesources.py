@@ -8,18 +8,28 @@ Filter: every requested resource must fit in allocatable − requested; each sho
 Score (``scoringStrategy``): LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over
 the configured ``resources`` (default cpu and memory, weight 1 each). An extended resource such as
 ``nvidia.com/gpu`` is scored only when listed *and* requested by the pod.
+
+Extended resources backed by DRA (KEP-5004, gate DRAExtendedResource, beta and on in 1.36; fit.go
+``shouldDelegateResourceToDRA``): a requested extended resource that a DeviceClass backs (its
+``extendedResourceName`` or the implicit ``deviceclass.resource.kubernetes.io/<class>``) is not checked on a node
+whose allocatable has none of it: the DynamicResources plugin allocates it as devices. A node whose device plugin
+advertises the resource is checked as before. Not modelled: the DRA-backed resources in Score
+(``calculateDRAExtendedResourceAllocatableRequest``).
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Callable, Optional
 
-from ...api.v1helper import is_extended_resource_name
+from ...api.resource_k8s_io_v1 import DeviceClass
+from ...api.v1helper import is_dra_extended_resource_name, is_extended_resource_name
+from ..dra import extended
 from ..framework import MAX_NODE_SCORE, Code, Status
 
 NAME = "NodeResourcesFit"
 BALANCED_NAME = "NodeResourcesBalancedAllocation"
 EVENTS = {"Pod/Delete", "Node/Add", "Node/UpdateNodeAllocatable"}
+DRA_STATE_KEY = "PreFilterNodeResourcesFitDRA"   # the pod's requested extended resources a DeviceClass backs
 DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10   # RequestedToCapacityRatio shape scores are 0..10, scaled ×10
@@ -32,8 +42,11 @@ def go_div(a: int, b: int) -> int:
 
 
 def insufficient_resources(req: dict[str, int], ni, ignored: frozenset = frozenset(),
-                           ignored_groups: frozenset = frozenset()) -> list[tuple[str, bool]]:
-    """fitsRequest: (reason, unresolvable) per shortage, pods first, then cpu, memory, others sorted."""
+                           ignored_groups: frozenset = frozenset(),
+                           dra_backed: frozenset = frozenset()) -> list[tuple[str, bool]]:
+    """fitsRequest: (reason, unresolvable) per shortage, pods first, then cpu, memory, others sorted.
+    ``dra_backed``: the extended resources a DeviceClass backs; one the node has no allocatable of is left to
+    DRA (shouldDelegateResourceToDRA)."""
     out = []
     alloc, used = ni.allocatable, ni.requested
     if len(ni.pods) + 1 > alloc.get("pods"):
@@ -45,6 +58,8 @@ def insufficient_resources(req: dict[str, int], ni, ignored: frozenset = frozens
         if q == 0:
             continue
         if is_extended_resource_name(r) and (r in ignored or r.split("/", 1)[0] in ignored_groups):
+            continue
+        if r in dra_backed and alloc.get(r) <= 0:
             continue
         if q > alloc.get(r) - used.get(r):
             out.append((f"Insufficient {r}", q > alloc.get(r)))
@@ -92,8 +107,13 @@ class NodeResourcesFit:
     name = NAME
     events = EVENTS
 
-    def __init__(self, args: Optional[dict] = None, version: tuple[int, int] = (1, 36)):
+    def __init__(self, args: Optional[dict] = None, version: tuple[int, int] = (1, 36), handle: Any = None):
         args = args or {}
+        self.handle = handle
+        # fts.EnableDRAExtendedResource; without a handle (no apiserver to list DeviceClasses) nothing is delegated
+        self.extended_resources = getattr(handle, "api", None) is not None and extended.enabled(handle)
+        if self.extended_resources:   # EventsToRegister under the gate: a DeviceClass may now back a resource
+            self.events = EVENTS | {"DeviceClass/Add", "DeviceClass/Update"}
         strategy = args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type") or "LeastAllocated"
         res = strategy.get("resources")
@@ -110,10 +130,18 @@ class NodeResourcesFit:
             self._scorer = least_allocated
 
     def pre_filter(self, state, pi, nodes):
+        if self.extended_resources:
+            scalar = {r: q for r, q in pi.requests.items() if q and is_dra_extended_resource_name(r)}
+            if scalar:
+                mapping = extended.device_class_mapping(self.handle.api.list(DeviceClass.RESOURCE))
+                backed = frozenset(extended.mapped_requests(scalar, mapping))
+                if backed:
+                    state[DRA_STATE_KEY] = backed
         return None, Status()
 
     def filter(self, state, pi, ni) -> Status:
-        short = insufficient_resources(pi.requests, ni, self.ignored, self.ignored_groups)
+        short = insufficient_resources(pi.requests, ni, self.ignored, self.ignored_groups,
+                                       state.get(DRA_STATE_KEY, frozenset()) if state else frozenset())
         if not short:
             return Status()
         unresolvable = self.version >= (1, 34) and any(u for _, u in short)
@@ -197,7 +225,7 @@ def _version(handle: Any) -> tuple[int, int]:
 
 
 def new(args=None, handle=None) -> NodeResourcesFit:
-    return NodeResourcesFit(args, _version(handle))
+    return NodeResourcesFit(args, _version(handle), handle)
 
 
 def new_balanced(args=None, handle=None) -> BalancedAllocation:
