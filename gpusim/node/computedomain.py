@@ -19,7 +19,9 @@ commits 2768fc1e33c7b8938673d6e1c10e47abe209284b (driver.go, device_state.go), 0
   domain's IMEX daemon onto the node, gpusim/controllers/computedomain.py), then asserts that this node's daemon is
   Ready in ``status.nodes`` (``current node not ready in ComputeDomain``; ``Failed`` is a binding failure). The
   container gets ``/dev/nvidia-caps-imex-channels/channel<id>`` through the CDI id
-  ``k8s.compute-domain.nvidia.com/claim=<claim UID>-channel-<id>``.
+  ``k8s.compute-domain.nvidia.com/claim=<claim UID>-channel-<id>``; with the config's ``allocationMode: All`` it
+  gets all 2048 channels (channel0..channel2047) through that one CDI device (applyComputeDomainChannelConfig in
+  the later device_state.go, maxImexChannelCount; the count is nvlib.go's getImexChannelCount).
 - Prepare of a daemon device (``ComputeDomainDaemonConfig``): the CDI ids ``k8s.compute-domain.nvidia.com/device=all``
   and ``.../claim=<claim UID>-daemon-0`` (the fabric-imex-mgmt nvcap device and the /imexd mount).
 - Unprepare of a channel removes the node label when it still names the domain.
@@ -202,8 +204,11 @@ class ComputeDomainKubeletPlugin:
                 except PrepareError as e:
                     raise PrepareError(f"error applying config: {e}", retry=self.changed()) from None
                 channel = int(r.device.rsplit("-", 1)[1])
+                # applyComputeDomainChannelConfig: allocationMode All injects every channel (maxImexChannelCount)
+                ids = range(IMEX_CHANNEL_COUNT) if params.get("allocationMode") == cdapi.ALLOCATION_MODE_ALL \
+                    else (channel,)
                 out.append(PreparedDevice((r.request,), r.pool, r.device, (claim_dev,),
-                                          (CHANNEL_DEVICE_PATH.format(channel),), uid, cdapi.CHANNEL_TYPE))
+                                          tuple(CHANNEL_DEVICE_PATH.format(i) for i in ids), uid, cdapi.CHANNEL_TYPE))
             else:
                 out.append(PreparedDevice((r.request,), r.pool, r.device, (f"{CDI_VENDOR}/device=all", claim_dev),
                                           (), uid, cdapi.DAEMON_TYPE))
