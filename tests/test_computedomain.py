@@ -191,8 +191,8 @@ def test_channel_waits_for_the_nodes_daemon_then_the_container_gets_it():
     assert nodes == ["gb-0", "gb-1"]
     assert all(s.ctx.api.get("Node", "", n).metadata.labels["resource.nvidia.com/computeDomain"] == uid for n in nodes)
     msgs = [e.message for e in s.ctx.recorder.log if e.reason == "FailedPrepareDynamicResources"]
-    assert msgs and msgs[0].startswith("Failed to prepare dynamic resources: NodePrepareResources failed for claim "
-                                       "default/w")
+    assert msgs and msgs[0].startswith("Failed to prepare dynamic resources: prepare dynamic resources: "
+                                       "NodePrepareResources failed for claim default/w")
     assert msgs[0].endswith("prepare devices failed: error applying config: error asserting ComputeDomain Ready: "
                             "current node not ready in ComputeDomain")
     # the daemons: one per labelled node, in the driver's namespace
