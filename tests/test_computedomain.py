@@ -362,3 +362,16 @@ def test_prepare_rejects_a_config_of_another_kind():
     with pytest.raises(PrepareError, match="runtime object is not a recognized configuration") as e:
         plugin.node_prepare_resources([_channel_claim(cd.metadata.uid, kind="GpuConfig")])
     assert e.value.permanent
+
+
+def test_cli_describe_computedomain_and_driver_namespace_pods(capsys):
+    from gpusim.cli import main
+    assert main(["describe", "computedomain", "train-cd", "-f", EXAMPLE, "--until", "30m"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Name:         train-cd\nNamespace:    default\n") and "  Status:  Ready" in out
+    assert main(["describe", "computedomain", "nope", "-f", EXAMPLE]) == 1
+    assert 'computedomains.resource.nvidia.com "nope" not found' in capsys.readouterr().err
+    assert main(["run", EXAMPLE, "-n", "nvidia-dra-driver-gpu", "--until", "30m"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and all(line.startswith("computedomain-daemon-") and " Running " in line
+                                   for line in lines[1:])

@@ -23,6 +23,7 @@ For every ComputeDomain:
   home, cmd/compute-domain-controller/daemonset.go ``expectedDaemonSet``, stored version
   3fe94879c9cfdbdc8fad4b62c712f0c7a1f9de22).
 - a running daemon adds its node to ``status.nodes`` (``name``, ``ipAddress`` = the node's address with hostNetwork,
+  empty in gpusim, whose nodes have no addresses,
   ``cliqueID`` = the node's ``nvidia.com/gpu.clique``, ``index`` = the lowest index unused in that clique,
   ``status: NotReady``) and, once its IMEX daemon answers READY (the startup probe), ``status: Ready``. How long
   IMEX takes to come up is gpusim's ``IMEX_STARTUP_SECONDS`` (not an upstream constant). A deleted daemon pod is
