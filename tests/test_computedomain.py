@@ -375,3 +375,23 @@ def test_cli_describe_computedomain_and_driver_namespace_pods(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 5 and all(line.startswith("computedomain-daemon-") and " Running " in line
                                    for line in lines[1:])
+
+
+def test_device_plugin_gpus_with_a_dra_channel():
+    """The driver installed for ComputeDomains only (resources.gpus.enabled=false): GPUs from NVIDIA's device
+    plugin (``nvidia.com/gpu`` limits), the IMEX channel from the compute-domain kubelet plugin."""
+    pools = POOLS.replace("topology: gb200-nvl72, allocation: dra}", "topology: gb200-nvl72}")
+    worker = pod("w0").replace("containers: [{name: c, image: x, resources: {claims: [{name: ch}]}}]",
+                               "containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 4}, "
+                               "claims: [{name: ch}]}}]")
+    s = sim(pools + DOMAIN + worker)
+    s.ctx.env.run(until=30)
+    p = s.ctx.api.get("Pod", "default", "w0")
+    assert p.status.phase == "Running" and p.spec.node_name.startswith("gb-")
+    assert sorted(kl for kl, k in s.kubelets.items() if "compute-domain.nvidia.com" in k.dra_plugins) == ["gb-0", "gb-1"]
+    assert "gpu.nvidia.com" not in s.kubelets["gb-0"].dra_plugins
+    classes = {dc.metadata.name for dc in s.ctx.api.list("DeviceClass")}
+    assert classes == {"compute-domain-default-channel.nvidia.com", "compute-domain-daemon.nvidia.com",
+                       "gpu.nvidia.com", "mig.nvidia.com"}   # the H100 pool is still a DRA pool
+    (row,) = views.channel_paths(s.run(), "cd")
+    assert row["pod"] == "w0" and row["deviceNodes"] == ["/dev/nvidia-caps-imex-channels/channel0"]

@@ -12,8 +12,11 @@ commits 2768fc1e33c7b8938673d6e1c10e47abe209284b (driver.go, device_state.go), 0
   ("they are instead advertised as a network resource from the control plane").
 - Where it runs: upstream's chart runs the plugin on every GPU node; on a node without a fabric clique it still
   publishes both devices and prepares channels without creating a channel device ("noop" mode). gpusim runs it
-  only on DRA nodes whose board carries GFD's ``nvidia.com/gpu.clique`` label (the node's cliqueID), so a pod asking
-  for a channel on other nodes stays Pending with the allocator's ``cannot allocate all claims``.
+  only on GPU nodes whose board carries GFD's ``nvidia.com/gpu.clique`` label (the node's cliqueID): DRA nodes
+  (``spec.gpu.allocation: dra``), and device-plugin nodes when the scenario has a ComputeDomain (the chart with
+  ``resources.gpus.enabled: false``: GPUs from the device plugin, channels from DRA, as the driver's nvbandwidth
+  example mixes them). A pod asking for a channel on other nodes stays Pending with the allocator's ``cannot
+  allocate all claims``.
 - Prepare of a channel (config ``ComputeDomainChannelConfig``): the claim must be in the domain's namespace
   (permanent error), the plugin labels its node ``resource.nvidia.com/computeDomain=<domain UID>`` (which pulls the
   domain's IMEX daemon onto the node, gpusim/controllers/computedomain.py), then asserts that this node's daemon is
