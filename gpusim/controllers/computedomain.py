@@ -1,11 +1,12 @@
 """NVIDIA's compute-domain controller and the IMEX daemons it deploys (mirrors NVIDIA/k8s-dra-driver-gpu
-cmd/compute-domain-controller: computedomain.go ``onAddOrUpdate`` / ``calculateGlobalStatus`` (commit
-5321f9cde600966a6cd0c0ff5b0194e65ceb4493 and the later version that adds calculateGlobalStatus),
-resourceclaimtemplate.go ``WorkloadResourceClaimTemplateManager.Create`` / ``DaemonSetResourceClaimTemplateManager.Create``
-(1434b93b2952fbbe8fe04f7b2226c5e54cc11758), daemonsetpods.go ``onPodDelete`` (12d2af7d57694a1e990320e999e89d05daa9e0a0),
-templates/compute-domain-{workload,daemon}-claim-template.tmpl.yaml (3006fbd8167a0d4c4ba1ebf3b4d00d93d0866e09) and
-templates/compute-domain-daemon.tmpl.yaml (1434b93b2952fbbe8fe04f7b2226c5e54cc11758); cmd/compute-domain-daemon's
-node upsert and ``getNextAvailableIndex``).
+cmd/compute-domain-controller: computedomain.go ``onAddOrUpdate`` at 5321f9cde600966a6cd0c0ff5b0194e65ceb4493 and
+``calculateGlobalStatus`` of its later version (kubernetes-sigs/dra-driver-nvidia-gpu, the project's new home);
+resourceclaimtemplate.go ``WorkloadResourceClaimTemplateManager.Create`` / ``DaemonSetResourceClaimTemplateManager
+.Create`` at 1434b93b2952fbbe8fe04f7b2226c5e54cc11758; daemonsetpods.go ``onPodDelete`` at
+12d2af7d57694a1e990320e999e89d05daa9e0a0; templates/compute-domain-{workload,daemon}-claim-template.tmpl.yaml at
+3006fbd8167a0d4c4ba1ebf3b4d00d93d0866e09 and templates/compute-domain-daemon.tmpl.yaml at
+1434b93b2952fbbe8fe04f7b2226c5e54cc11758; cmd/compute-domain-daemon's ``getNextAvailableIndex`` and its node
+upsert into the domain's status, whose code beyond the fields it writes is UNVERIFIED).
 
 For every ComputeDomain:
 - the finalizer ``resource.nvidia.com/computeDomain``; the workload ResourceClaimTemplate named by
@@ -143,7 +144,8 @@ class ComputeDomainController:
             rct.metadata.name = self._name(drv, ResourceClaimTemplate.RESOURCE, rct.metadata.generate_name)
             api.create(rct)
             self.daemon_templates[uid] = rct.metadata.name
-            self._trace(cd, "(*DaemonSetResourceClaimTemplateManager).Create", f"ResourceClaimTemplate {drv}/{rct.metadata.name}")
+            self._trace(cd, "(*DaemonSetResourceClaimTemplateManager).Create",
+                        f"ResourceClaimTemplate {drv}/{rct.metadata.name}")
             name = cd.spec.channel.resource_claim_template.name
             if api.get(ResourceClaimTemplate.RESOURCE, cd.metadata.namespace, name) is None:
                 api.create(_template(cd.metadata.namespace, cd, "channel", cdapi.DEFAULT_CHANNEL_DEVICE_CLASS,

@@ -136,7 +136,8 @@ class ComputeDomainKubeletPlugin:
     @staticmethod
     def devices() -> list[Device]:
         """ComputeDomainChannelInfo.GetDevice for channel 0 and ComputeDomainDaemonInfo.GetDevice for daemon 0."""
-        return [Device(name=f"{kind}-0", attributes={"type": DeviceAttribute(string=kind), "id": DeviceAttribute(int_=0)})
+        return [Device(name=f"{kind}-0",
+                       attributes={"type": DeviceAttribute(string=kind), "id": DeviceAttribute(int_=0)})
                 for kind in (cdapi.CHANNEL_TYPE, cdapi.DAEMON_TYPE)]
 
     def resource_slices(self, rng: random.Random) -> list[ResourceSlice]:
