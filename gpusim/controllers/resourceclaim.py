@@ -125,6 +125,7 @@ def install(sim: Any) -> Optional[ResourceClaimController]:
                         ResourceClaim.RESOURCE) for o in sc.objects.get(r, [])]
     for o in objs:
         sim.ctx.api.create(o)
-    uses = any(p.spec.resource_claims for p in sc.pods) or any(j.spec.template.spec.resource_claims for j in sc.jobs)
+    uses = any(p.spec.resource_claims for p in sc.pods) or any(j.spec.template.spec.resource_claims for j in sc.jobs) \
+        or bool(sc.objects.get("ComputeDomain"))   # its IMEX daemon pods claim their daemon device
     # DRA nodes come with the driver's DeviceClasses: a pod's extended resources may get a claim there
     return ResourceClaimController(sim.ctx) if objs or uses or sc.dra_nodes else None

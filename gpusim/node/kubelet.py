@@ -29,6 +29,7 @@ from ..api.quantity import parse_quantity
 from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
 from ..api.v1helper import is_dra_extended_resource_name, is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
+from .computedomain import PrepareError
 from ..componenthelpers.podutil import set_condition
 from ..componenthelpers.resource import container_requests, pod_requests
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
@@ -90,6 +91,7 @@ class Kubelet:
         self.dra_prepared: dict[str, dict[str, list]] = {}
         self.dra_cdi_devices: dict[str, dict[str, list[str]]] = {}
         self.operands: Any = None            # node.operands.OperandHost when the GPU Operator manages the node
+        self._dra_retry: dict[str, Any] = {}  # pod uid → event after which a failed prepare may succeed
         self.active: dict[str, Pod] = {}     # admitted, not terminated
         self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
         self._used: dict[str, Fraction] = {}                           # Σ requests of the active pods
@@ -190,7 +192,13 @@ class Kubelet:
                 plugin = self.dra_plugins.get(driver)
                 if plugin is None:
                     return f"DRA driver {driver} is not registered"
-                prepared.update(plugin.node_prepare_resources([claim]))
+                try:
+                    prepared.update(plugin.node_prepare_resources([claim]))
+                except PrepareError as e:   # a driver's per-claim error (NodePrepareResourceResponse.Error),
+                    # as cm/dra manager.go prepareResources reports it
+                    if e.retry is not None:
+                        self._dra_retry[uid] = e.retry
+                    return f"NodePrepareResources failed for claim {ns}/{claim.metadata.name}: {e}"
         self.dra_prepared[uid] = prepared
         by_name = dict(claims)
         cdi: dict[str, list[str]] = {}
@@ -215,6 +223,8 @@ class Kubelet:
         self.dra_cdi_devices[uid] = cdi
         for devs in prepared.values():
             for dev in devs:
+                if dev.uuid is None:
+                    continue   # no GPU behind the device (an IMEX channel or daemon)
                 self.ctx.hold(self.node_name, "gpu.nvidia.com", dev.uuid, pod, dev.minor)
         self.ctx.trace.add(self.ctx.now, self.component, "dra.(*ManagerImpl).PrepareResources",
                            f"Pod {ns}/{pod.metadata.name}", "Success",
@@ -222,7 +232,9 @@ class Kubelet:
                            claims=[{"claim": claim.metadata.name, "podClaimName": pod_claim, "request": r.request,
                                     "deviceClassName": _device_class(claim, r.request), "driver": r.driver, "pool": r.pool, "device": r.device,
                                     "cdiDeviceIDs": [i for d in prepared.get(claim.metadata.uid, [])
-                                                     if d.device_name == r.device for i in d.cdi_device_ids]}
+                                                     if d.device_name == r.device for i in d.cdi_device_ids],
+                                    "deviceNodes": [n for d in prepared.get(claim.metadata.uid, [])
+                                                    if d.device_name == r.device for n in getattr(d, "device_nodes", ())]}
                                    for pod_claim, claim in claims for r in claim.status.allocation.devices.results])
         return None
 
@@ -541,9 +553,12 @@ class Kubelet:
             if err is None:
                 break
             # the pod worker retries; the pod stays ContainerCreating (not Failed, unlike an admission error)
-            ctx.event(pod, WARNING, "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {err}",
-                      self.source)
-            yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
+            # kuberuntime SyncPod's event around cm/dra manager.go Manager.PrepareResources, which wraps every error
+            # of prepareResources as "prepare dynamic resources: %w"
+            ctx.event(pod, WARNING, "FailedPrepareDynamicResources",
+                      f"Failed to prepare dynamic resources: prepare dynamic resources: {err}", self.source)
+            timer, wake = ctx.daemon_timeout(SANDBOX_RETRY_SECONDS), self._dra_retry.pop(pod.metadata.uid, None)
+            yield timer if wake is None else timer | wake
             if not self.up or pod.metadata.uid not in self.active:
                 return
         plugin, dm = self.plugin, self.dm
