@@ -505,14 +505,27 @@ class Kubelet:
                 continue
             if is_extended_resource_name(res) and res not in alloc:
                 continue   # removeMissingExtendedResources
-            if dra_extended and is_dra_extended_resource_name(res) and alloc.get(res, 0) <= 0:
-                continue   # fit.go shouldDelegateResourceToDRA without a DRA manager (the kubelet's admission)
+            if dra_extended and is_dra_extended_resource_name(res) and alloc.get(res, 0) <= 0 \
+                    and self._device_class_backs(res):
+                # fit.go ShouldDelegateResourceToDRA with a DeviceClass lookup (the newer form; an older one
+                # delegated every resource missing from allocatable when it had no DRA manager, which let a pod
+                # bound by nodeName to a node whose device plugin was gone start without its GPU)
+                continue
             have = alloc.get(res, Fraction(0))
             if req[res] > have - used.get(res, Fraction(0)):
                 scale = 1000 if res == "cpu" else 1
                 return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {int(req[res] * scale)}, "
                                        f"used: {int(used.get(res, 0) * scale)}, capacity: {int(have * scale)}")
         return None
+
+    def _device_class_backs(self, resource: str) -> bool:
+        """A DeviceClass names ``resource`` as its extendedResourceName, or it is the implicit
+        ``deviceclass.resource.kubernetes.io/<class>`` name of one."""
+        for c in self.ctx.api.list("DeviceClass"):
+            if c.spec.extended_resource_name == resource or \
+                    resource == "deviceclass.resource.kubernetes.io/" + c.metadata.name:
+                return True
+        return False
 
     def _reject(self, pod: Pod, reason: str, message: str) -> None:
         """kubelet.rejectPod: Warning event with the bare message; status Failed with the prefix."""
