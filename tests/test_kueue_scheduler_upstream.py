@@ -384,11 +384,7 @@ ROWS += [
                   ("eng-gamma/c1", "other-gamma", {"cpu": "default"})],
         pending=["eng-alpha/preemptor", "eng-beta/pretending-preemptor"],
         preempted={"eng-alpha/a1", "eng-gamma/c1"},
-        left={"other-alpha": ["eng-alpha/preemptor"], "other-beta": ["eng-beta/pretending-preemptor"]},
-        xfail="fair preemption: upstream runs LessThanOrEqualToFinalShare over every ClusterQueue first and retries "
-              "the candidates it refused with LessThanInitialShare afterwards (runFirstFsStrategy / "
-              "runSecondFsStrategy), when preempting a1 in the preemptor's own queue has lowered its share; gpusim "
-              "tries both strategies on c1 at once, before a1, and drops it"),
+        left={"other-alpha": ["eng-alpha/preemptor"], "other-beta": ["eng-beta/pretending-preemptor"]}),
     Row("not enough resources",
         workloads=[workload("new", "sales", "main", podsets=[ps("one", 1, cpu="100")])], pending=["sales/new"],
         left={"sales": ["sales/new"]}),

@@ -87,8 +87,10 @@ class Preemptor:
             del lst[i]
 
     # --- candidates ----------------------------------------------------------------------------------------
-    def candidates(self, wl: Info, frs: set[FlavorResource], cohort: bool = True) -> Iterator[Info]:
-        """In CandidatesOrdering order: other CQs of the cohort that borrow first, then the preemptor's CQ."""
+    def candidates(self, wl: Info, frs: set[FlavorResource], cohort: bool = True, same: bool = True
+                   ) -> Iterator[Info]:
+        """In CandidatesOrdering order: other CQs of the cohort that borrow first (``cohort``), then the
+        preemptor's CQ (``same``)."""
         pol = self.policies[wl.cq]
         if cohort and pol.reclaim_within_cohort != "Never":
             lists = [self._ordered[n] for n in self._cohort.get(wl.cq, ())
@@ -102,7 +104,7 @@ class Preemptor:
                     continue
                 if frs.intersection(c.usage):
                     yield c
-        if pol.within_cluster_queue != "Never":
+        if same and pol.within_cluster_queue != "Never":
             newer_equal = pol.within_cluster_queue == "LowerOrNewerEqualPriority"
             for _, c in self._ordered[wl.cq]:
                 if c.priority > wl.priority or (c.priority == wl.priority and not newer_equal):
@@ -133,33 +135,46 @@ class Preemptor:
             node.add_usage(fr, v)
 
     def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: Iterable[Info], allow_borrowing: bool,
-                 frs: set[FlavorResource], minimize: bool = True, tas_fits: Optional[TASFits] = None) -> list[Info]:
+                 frs: set[FlavorResource], minimize: bool = True, tas_fits: Optional[TASFits] = None,
+                 threshold: Optional[int] = None) -> list[Target]:
+        """preemption.go minimalPreemptions: remove candidates in order (skipping other ClusterQueues that no
+        longer borrow) until the preemptor fits, then put back, newest removal first, every one not needed.
+        With borrowWithinCohort (``threshold``, allowBorrowingBelowPriority) a target of another ClusterQueue
+        below the threshold is reclaimed while borrowing; one at or above it forbids borrowing from then on."""
         cq = self.nodes[wl.cq]
-        targets: list[Info] = []
+        targets: list[Target] = []
         fits = False
 
         def fits_now() -> bool:
-            return self._fits(cq, req, allow_borrowing) and (tas_fits is None or tas_fits(targets))
+            return self._fits(cq, req, allow_borrowing) and (tas_fits is None or tas_fits([t.info for t in targets]))
         for c in candidates:
-            if c.cq != wl.cq and not any(self.nodes[c.cq].is_borrowing(fr) for fr in frs):
-                continue
+            reason = IN_CLUSTER_QUEUE
+            if c.cq != wl.cq:
+                if not any(self.nodes[c.cq].is_borrowing(fr) for fr in frs):
+                    continue
+                reason = IN_COHORT_RECLAMATION
+                if threshold is not None:
+                    if c.priority >= threshold:
+                        allow_borrowing = False
+                    else:
+                        reason = IN_COHORT_RECLAIM_WHILE_BORROWING
             self._remove(c)
-            targets.append(c)
+            targets.append(Target(c, reason))
             if fits_now():
                 fits = True
                 break
         if not fits:
-            for c in targets:
-                self._restore(c)
+            for t in targets:
+                self._restore(t.info)
             return []
         for i in range(len(targets) - 2, -1, -1) if minimize else ():
             back = targets.pop(i)
-            self._restore(back)
+            self._restore(back.info)
             if not fits_now():
-                self._remove(back)
+                self._remove(back.info)
                 targets.insert(i, back)
-        for c in targets:
-            self._restore(c)
+        for t in targets:
+            self._restore(t.info)
         return targets
 
     def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
@@ -167,92 +182,112 @@ class Preemptor:
         """preemption.go GetTargets for the flavor-resources that need preemption (``minimize=False``: only
         whether any set of targets exists, as the flavor assigner's preemption oracle asks). ``tas_fits``: for a
         workload that needs TAS, whether its topology placement fits once the given targets are gone (the
-        fit check then asks for both, as upstream's preemption does for TAS workloads)."""
-        candidates = list(self.candidates(wl, frs)) if self.fair_sharing else self.candidates(wl, frs)
+        fit check then asks for both, as upstream's preemption does for TAS workloads).
+
+        Classical order: when every candidate is in the preemptor's ClusterQueue, preempt them while borrowing;
+        with borrowWithinCohort, the candidates (only the preemptor's own and those below the priority threshold
+        once it is at or above nominal) while borrowing; otherwise, while under nominal, any candidate without
+        borrowing, and last only its own candidates while borrowing."""
         cq = self.nodes[wl.cq]
         if self.fair_sharing and cq.parent is not None:
+            candidates = list(self.candidates(wl, frs))
             return self._fair(wl, req, frs, candidates, tas_fits) if candidates else []
+        if next(self.candidates(wl, frs, same=False), None) is None:
+            return self._minimal(wl, req, self.candidates(wl, frs, cohort=False), True, frs, minimize, tas_fits)
         pol = self.policies[wl.cq]
         under_nominal = all(cq.usage.get(fr, 0) < cq.subtree.get(fr, 0) for fr in frs)
-        borrows = any(cq.borrowing_with(fr, v) for fr, v in req.items())
         if pol.borrow_within_cohort != "Never":
-            cands: Iterable[Info] = candidates
+            # canBorrowWithinCohort: below the preemptor's priority, and at most maxPriorityThreshold
+            threshold = wl.priority
+            limit = pol.max_priority_threshold
+            if limit is not None and limit < threshold:
+                threshold = limit + 1
+            cands: Iterable[Info] = self.candidates(wl, frs)
             if not under_nominal:
-                limit = pol.max_priority_threshold
-                cands = (c for c in candidates if c.cq == wl.cq or (
-                    c.priority < wl.priority and (limit is None or c.priority <= limit)))
-            return self._label(wl, self._minimal(wl, req, cands, True, frs, minimize, tas_fits), borrows)
+                cands = (c for c in cands if c.cq == wl.cq or c.priority < threshold)
+            return self._minimal(wl, req, cands, True, frs, minimize, tas_fits, threshold)
         if under_nominal:
-            targets = self._minimal(wl, req, candidates, False, frs, minimize, tas_fits)
+            targets = self._minimal(wl, req, self.candidates(wl, frs), False, frs, minimize, tas_fits)
             if targets:
-                return self._label(wl, targets, False)
-        same = self.candidates(wl, frs, cohort=False)
-        return self._label(wl, self._minimal(wl, req, same, True, frs, minimize, tas_fits), borrows)
-
-    def _label(self, wl: Info, targets: list[Info], borrowing: bool) -> list[Target]:
-        out = []
-        for t in targets:
-            if t.cq == wl.cq:
-                reason = IN_CLUSTER_QUEUE
-            else:
-                reason = IN_COHORT_RECLAIM_WHILE_BORROWING if borrowing else IN_COHORT_RECLAMATION
-            out.append(Target(t, reason))
-        return out
+                return targets
+        return self._minimal(wl, req, self.candidates(wl, frs, cohort=False), True, frs, minimize, tas_fits)
 
     # --- fair sharing (preemption.go fairPreemptions) ------------------------------------------------------
+    _STRATEGIES = {   # fairsharing strategies: (preemptor's new share, target's old share, target's new share)
+        "LessThanOrEqualToFinalShare": lambda preemptor, old, new: preemptor <= new,   # rule S2-a
+        "LessThanInitialShare": lambda preemptor, old, new: preemptor < old,          # rule S2-b
+    }
+
     def _fair(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
               candidates: list[Info], tas_fits: Optional[TASFits] = None) -> list[Target]:
+        """preemption.go fairPreemptions. First strategy (runFirstFsStrategy): take the ClusterQueue with the
+        highest share among those with candidates; in the preemptor's own one preempt its next candidate; in
+        another, the first of its candidates the first strategy allows (those it refuses are kept for a retry),
+        then look again at the shares. If the preemptor does not fit yet, the second strategy
+        (runSecondFsStrategy) goes through the refused candidates, the first of each ClusterQueue, highest share
+        first. Last, every target that is not needed is put back."""
         cq = self.nodes[wl.cq]
+        removed: list[Target] = []
 
         def fits_now() -> bool:
             return self._fits(cq, req, True) and (tas_fits is None or tas_fits([t.info for t in removed]))
+
+        def take(c: Info, reason: str) -> bool:
+            self._remove(c)
+            removed.append(Target(c, reason))
+            return fits_now()
         by_cq: dict[str, list[Info]] = {}
         for c in candidates:
             by_cq.setdefault(c.cq, []).append(c)
-        removed: list[Target] = []
-        fits = False
-
-        def share_with_wl() -> float:
-            return cq.weighted_share(req)
+        share = {n: self.nodes[n].weighted_share() for n in by_cq}
+        strategies = [self._STRATEGIES[s] for s in self.strategies]
+        preemptor_share = cq.weighted_share(req)
         # fairsharing_preemption.go iterateWithFirstFsStrategy: a preemptor that stays within its nominal quota
         # for every contested resource with the incoming workload counted
         # (preemption.go queueWithinNominalInResourcesNeedingPreemption) reclaims each other ClusterQueue's
         # candidates without consulting the strategies, reason InCohortReclamation
         within_nominal = self.preempt_within_nominal and not any(cq.borrowing_with(fr, req.get(fr, 0)) for fr in frs)
-        while not fits:
-            order = sorted((n for n in by_cq if by_cq[n]), key=lambda n: (-self.nodes[n].weighted_share(), n))
-            progressed = False
-            for name in order:
-                c = by_cq[name][0]
-                node = self.nodes[name]
-                if name == wl.cq:
-                    ok, reason = True, IN_CLUSTER_QUEUE
-                elif within_nominal:
+        active = set(by_cq)
+        retry: list[Info] = []
+        fits = False
+        while active and not fits:
+            name = max(sorted(active), key=lambda n: share[n])
+            active.discard(name)
+            node, cands = self.nodes[name], by_cq[name]
+            if name == wl.cq:
+                fits = take(cands.pop(0), IN_CLUSTER_QUEUE)
+                preemptor_share = cq.weighted_share(req)
+                if cands:
+                    share[name] = node.weighted_share()
+                    active.add(name)
+                continue
+            while cands and not fits:
+                c = cands.pop(0)
+                self._remove(c)
+                target_new = node.weighted_share()
+                self._restore(c)
+                if within_nominal:
                     ok, reason = True, IN_COHORT_RECLAMATION
                 else:
-                    ok, reason = False, IN_COHORT_FAIR_SHARING
-                    preemptor_share = share_with_wl()
-                    for strategy in self.strategies:
-                        if strategy == "LessThanOrEqualToFinalShare":
-                            self._remove(c)
-                            target_after = node.weighted_share()
-                            self._restore(c)
-                            ok = preemptor_share <= target_after
-                        elif strategy == "LessThanInitialShare":
-                            ok = preemptor_share < node.weighted_share()
-                        if ok:
-                            break
-                by_cq[name].pop(0)
+                    ok, reason = strategies[0](preemptor_share, share[name], target_new), IN_COHORT_FAIR_SHARING
                 if not ok:
+                    retry.append(c)
                     continue
-                self._remove(c)
-                removed.append(Target(c, reason))
-                progressed = True
-                if fits_now():
-                    fits = True
-                break
-            if not progressed:
-                break
+                fits = take(c, reason)
+                if cands and any(node.is_borrowing(fr) for fr in frs):
+                    share[name] = target_new
+                    active.add(name)
+                break       # the shares changed: pick the ClusterQueue again
+        if not fits and len(strategies) > 1 and retry:
+            first: dict[str, Info] = {}
+            for c in retry:
+                first.setdefault(c.cq, c)
+            share = {n: self.nodes[n].weighted_share() for n in first}
+            for name in sorted(sorted(first), key=lambda n: -share[n]):
+                if strategies[1](preemptor_share, share[name], 0.0):
+                    if take(first[name], IN_COHORT_FAIR_SHARING):
+                        fits = True
+                        break
         if not fits:
             for t in removed:
                 self._restore(t.info)
