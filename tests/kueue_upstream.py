@@ -199,6 +199,19 @@ class Cluster:
         self.kueue._add(wl)
         self.infos[key] = self.kueue.workloads[key]
 
+    def delete(self, key: str) -> None:
+        """The Workload is deleted: what the workload controller's DELETED branch does (out of the queue, its
+        quota released, the cohort's inadmissible workloads requeued: QueueAssociatedInadmissibleWorkloadsAfter)."""
+        k = self.kueue
+        info = k.workloads.pop(k8s(key))
+        self.ctx.api.delete(info.obj)
+        q = k.queues[info.cq]
+        if q.contains(info):
+            k._lq(info)[0] -= 1
+        q.delete(info)
+        if info.reserved_at is not None:
+            k._release(info)
+
     def schedule(self) -> None:
         self.kueue.schedule(set())
 

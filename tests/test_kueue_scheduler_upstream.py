@@ -1,5 +1,6 @@
 """Kueue's scheduling cycle against upstream's own table: kubernetes-sigs/kueue pkg/scheduler/scheduler_test.go,
-function TestSchedule (read at commit 005e97cfe1cce0acdb52e8ee3f06136503d6333d, the stored version; its API is
+functions TestSchedule and TestLastSchedulingContext (read at commit 005e97cfe1cce0acdb52e8ee3f06136503d6333d, the
+stored version; its API is
 v1beta1, the rows are written here with the v1beta2 objects gpusim models for Kueue 0.19:
 ``whenCanPreempt: Preempt`` is ``MayStopSearch``).
 
@@ -566,3 +567,107 @@ def test_not_ported_rows_are_named():
     ported = {r.name for r in ROWS}
     assert not ported & set(NOT_PORTED)
     assert len(ported) + len(NOT_PORTED) == 60
+
+
+def test_fractional_cpu_requests_are_admitted():
+    """A pod requesting a fraction of a cpu (500m, 2.5): its requests are Kueue's milli-values (ResourceValue);
+    gpusim used to fail on the parsed amount."""
+    c = Cluster(BASE + [workload("half", "sales", "main", podsets=[ps("one", 3, cpu="500m")]),
+                        workload("more", "sales", "main", podsets=[ps("one", 1, cpu="2.5")])])
+    c.add("sales/half")
+    c.schedule()
+    c.add("sales/more")
+    c.schedule()
+    assert c.infos["sales/half"].usage == {("default", "cpu"): 1500}
+    assert c.infos["sales/more"].usage == {("default", "cpu"): 2500}
+
+
+# --- TestLastSchedulingContext: two cycles, the row's workloads deleted in between --------------------------------
+# kubernetes-sigs/kueue pkg/scheduler/scheduler_test.go (same commit), function TestLastSchedulingContext.
+COHORT_FUNGIBILITY = {"whenCanPreempt": "MayStopSearch", "whenCanBorrow": "MayStopSearch"}
+TRY_NEXT = {"whenCanPreempt": "TryNextFlavor", "whenCanBorrow": "TryNextFlavor"}
+OD_SPOT = [[("on-demand", [("cpu", "50", "50")]), ("spot", [("cpu", "100", "0")])]]
+COHORT_CQS = [
+    cluster_queue(n, OD_SPOT, cohort="cohort", strategy="StrictFIFO",
+                  preemption={"withinClusterQueue": NEVER, "reclaimWithinCohort": LP}, fungibility=f)
+    for n, f in (("eng-cohort-alpha", COHORT_FUNGIBILITY), ("eng-cohort-beta", COHORT_FUNGIBILITY),
+                 ("eng-cohort-theta", TRY_NEXT))]
+CONTEXT_BASE = [flavor("on-demand"), flavor("spot")]
+# upstream adds these LocalQueues to the queue manager whether their ClusterQueue exists or not; gpusim's loader
+# refuses a LocalQueue of a missing ClusterQueue, so a row gets those of its own ClusterQueues
+CONTEXT_LQS = [("main-alpha", "eng-cohort-alpha"), ("main-beta", "eng-cohort-beta"), ("main-theta", "eng-cohort-theta")]
+
+
+def d(name: str, n: str, priority: int = 0, queue: str = "") -> str:
+    return workload(name, "default", queue, priority=priority, requests=cpu(n))
+
+
+CONTEXT_ROWS = [
+    # name, ClusterQueues, workloads, admitted [(name, cq, flavor, reserved at)], pending [name], deleted,
+    # want preempted, want admissions after the first cycle (new ones), after the second (all)
+    ("scheduling on the first flavor is unblocked after some workloads were deleted",
+     [cluster_queue("eng-alpha", [[("on-demand", [("cpu", "50", "50")]), ("spot", [("cpu", "10", "0")])]],
+                    preemption={"withinClusterQueue": LP}, fungibility={"whenCanPreempt": "MayStopSearch"}),
+      local_queue("main", "default", "eng-alpha")],
+     [d("low-1", "50", queue="main"), d("preemptor", "20", queue="main")],
+     [("low-1", "eng-alpha", ON, 0.0)], ["preemptor"], ["low-1"], set(), {},
+     {"preemptor": ("eng-alpha", ON)}),
+    ("borrow before next flavor", COHORT_CQS,
+     [d("placeholder", "50"), d("borrower", "20", queue="main-alpha"), d("workload1", "20", queue="main-beta")],
+     [("placeholder", "eng-cohort-alpha", ON, 0.0)], ["borrower", "workload1"], [], set(),
+     {"workload1": ("eng-cohort-beta", ON), "borrower": ("eng-cohort-alpha", ON)},
+     {"placeholder": ("eng-cohort-alpha", ON), "workload1": ("eng-cohort-beta", ON),
+      "borrower": ("eng-cohort-alpha", ON)}),
+    ("borrow after all flavors", COHORT_CQS,
+     [d("placeholder", "50"), d("placeholder1", "50"), d("workload", "20", queue="main-theta")],
+     [("placeholder", "eng-cohort-alpha", ON, 0.0), ("placeholder1", "eng-cohort-theta", ON, 0.0)], ["workload"],
+     [], set(), {"workload": ("eng-cohort-theta", SPOT)},
+     {"placeholder": ("eng-cohort-alpha", ON), "placeholder1": ("eng-cohort-theta", ON),
+      "workload": ("eng-cohort-theta", SPOT)}),
+    ("when the next flavor is full, but can borrow on first", COHORT_CQS,
+     [d("placeholder", "40"), d("placeholder1", "40"), d("placeholder2", "100"), d("workload", "20", queue="main-theta")],
+     [("placeholder", "eng-cohort-alpha", ON, 0.0), ("placeholder1", "eng-cohort-theta", ON, 0.0),
+      ("placeholder2", "eng-cohort-theta", SPOT, 0.0)], ["workload"], [], set(),
+     {"workload": ("eng-cohort-theta", ON)},
+     {"placeholder": ("eng-cohort-alpha", ON), "placeholder1": ("eng-cohort-theta", ON),
+      "placeholder2": ("eng-cohort-theta", SPOT), "workload": ("eng-cohort-theta", ON)}),
+    ("when the next flavor is full, but can preempt on first", COHORT_CQS,
+     [d("placeholder-alpha", "150", -1), d("placeholder-theta-spot", "100"), d("new", "20", queue="main-theta")],
+     [("placeholder-alpha", "eng-cohort-alpha", ON, 0.0), ("placeholder-theta-spot", "eng-cohort-theta", SPOT, 0.0)],
+     ["new"], ["placeholder-alpha"], {"placeholder-alpha"}, {},
+     {"placeholder-theta-spot": ("eng-cohort-theta", SPOT), "new": ("eng-cohort-theta", ON)}),
+    ("TryNextFlavor, but second flavor is full and can preempt on first",
+     [cluster_queue("eng-cohort-alpha", [[("on-demand", [("cpu", "0", "60")]), ("spot", [("cpu", "30", "30")])]],
+                    cohort="cohort", preemption={"withinClusterQueue": LP, "reclaimWithinCohort": ANY},
+                    fungibility=TRY_NEXT),
+      cluster_queue("eng-cohort-beta", [[("on-demand", [("cpu", "30", "30")]), ("spot", [("cpu", "30", "30")])]],
+                    cohort="cohort", preemption={"withinClusterQueue": LP, "reclaimWithinCohort": ANY},
+                    fungibility=TRY_NEXT),
+      cluster_queue("eng-cohort-shared", [[("on-demand", [("cpu", "30")])]], cohort="cohort")],
+     [d("alpha1", "22"), d("alpha2", "22"), d("alpha3", "22"), d("beta1", "22"), d("new", "22", queue="main-beta")],
+     [("alpha1", "eng-cohort-alpha", ON, -1.0), ("alpha2", "eng-cohort-alpha", ON, 0.0),
+      ("alpha3", "eng-cohort-alpha", SPOT, 0.0), ("beta1", "eng-cohort-beta", SPOT, 0.0)],
+     ["new"], ["alpha2"], {"alpha2"}, {},
+     {"alpha1": ("eng-cohort-alpha", ON), "alpha3": ("eng-cohort-alpha", SPOT), "beta1": ("eng-cohort-beta", SPOT),
+      "new": ("eng-cohort-beta", ON)}),
+]
+
+
+@pytest.mark.parametrize("name, cqs, wls, reserved, pending, deleted, want_preempted, want_first, want_second",
+                         CONTEXT_ROWS, ids=[r[0] for r in CONTEXT_ROWS])
+def test_last_scheduling_context(name, cqs, wls, reserved, pending, deleted, want_preempted, want_first,
+                                 want_second):
+    lqs = [local_queue(lq, "default", cq) for lq, cq in CONTEXT_LQS if any(f"name: {cq}}}" in doc for doc in cqs)]
+    c = Cluster(CONTEXT_BASE + cqs + lqs + wls)
+    for n, cq, fl, at in reserved:
+        c.reserve(f"default/{n}", cq, fl, at=at)
+    for n in pending:
+        c.add(f"default/{n}")
+    c.schedule()
+    first = {k: v for k, v in c.assignments().items() if k not in {f"default/{r[0]}" for r in reserved}}
+    assert first == {f"default/{k}": (cq, [fl]) for k, (cq, fl) in want_first.items()}
+    for n in deleted:
+        c.delete(f"default/{n}")
+    c.schedule()
+    assert set(c.preempted()) == {f"default/{n}" for n in want_preempted}
+    assert c.assignments() == {f"default/{k}": (cq, [fl]) for k, (cq, fl) in want_second.items()}
