@@ -1,7 +1,6 @@
 """Kueue's scheduling cycle against upstream's own table: kubernetes-sigs/kueue pkg/scheduler/scheduler_test.go,
 functions TestSchedule and TestLastSchedulingContext (read at commit 005e97cfe1cce0acdb52e8ee3f06136503d6333d, the
-stored version; its API is
-v1beta1, the rows are written here with the v1beta2 objects gpusim models for Kueue 0.19:
+stored version; its API is v1beta1, the rows are written here with the v1beta2 objects gpusim models for Kueue 0.19:
 ``whenCanPreempt: Preempt`` is ``MayStopSearch``).
 
 Each row builds the row's ClusterQueues, Cohorts, LocalQueues and Namespaces, admits the row's ``ReserveQuota``

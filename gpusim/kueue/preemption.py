@@ -1,15 +1,20 @@
 """Preemption (mirrors kueue pkg/scheduler/preemption/preemption.go, classical/ and fairsharing/ helpers,
 common/ordering.go).
 
-Classic: candidates are admitted workloads of the same ClusterQueue allowed by ``withinClusterQueue`` and of
-other ClusterQueues in the cohort tree that are borrowing, allowed by ``reclaimWithinCohort`` (and, when the
-preemptor has to borrow, ``borrowWithinCohort``). Candidates are ordered (other CQs first, lowest priority,
-most recently admitted, UID), taken greedily until the preemptor fits, then minimised by walking the list
-backwards and putting back every target that is not needed.
+Classic (GetTargets): candidates are admitted workloads of the same ClusterQueue allowed by ``withinClusterQueue``
+and of other ClusterQueues in the cohort tree that are borrowing, allowed by ``reclaimWithinCohort``. Candidates are
+ordered (other CQs first, lowest priority, most recently admitted, UID), taken greedily until the preemptor fits,
+then minimised by walking the list backwards and putting back every target that is not needed
+(minimalPreemptions). With only own candidates the preemptor may borrow; with ``borrowWithinCohort`` it may borrow
+while reclaiming targets below the priority threshold (InCohortReclaimWhileBorrowing), a target at or above it
+forbidding borrowing; otherwise it reclaims without borrowing while under nominal, and last preempts its own
+candidates while borrowing.
 
-Fair sharing: repeatedly take the ClusterQueue with the highest weighted share that has candidates; its best
-candidate is preempted if a strategy allows it (LessThanOrEqualToFinalShare: share of the preemptor's CQ with
-the workload ≤ share of the target CQ without the candidate; LessThanInitialShare: < the target's current share).
+Fair sharing (fairPreemptions): the first strategy over the ClusterQueues, highest weighted share first (the
+preemptor's own candidates InClusterQueue; another CQ's first candidate the strategy allows, the others kept for a
+retry); then the second strategy over the refused candidates. LessThanOrEqualToFinalShare: share of the preemptor's
+CQ with the workload ≤ share of the target CQ without the candidate; LessThanInitialShare: < the target's current
+share.
 """
 from __future__ import annotations
 

@@ -2,10 +2,15 @@
 pkg/scheduler/scheduler.go, pkg/controller/core/{workload_controller.go,clusterqueue_controller.go,
 localqueue_controller.go}, pkg/workload/admission.go and requeue backoff in workload.go UpdateRequeueState).
 
-Cycle (scheduler.go schedule): take the head of every active ClusterQueue, nominate each (flavor assignment,
-preemption targets when it needs them), order the entries (non-borrowing before borrowing, higher priority,
-older first; with fair sharing lowest dominant resource share first), then admit in that order re-checking
-fit against what earlier entries took ("Workload no longer fits after processing another workload").
+Cycle (scheduler.go schedule): take the head of every active ClusterQueue, nominate each (flavor assignment, and
+the preemption targets of a Preempt assignment, both on the cache as the cycle starts), order the entries (lower
+borrowing level, higher priority, older first; with fair sharing lowest dominant resource share first), then
+process them in that order (processEntry): NoFit and Preempt-without-targets entries wait (a ClusterQueue that
+cannot always reclaim what it lends, reclaimWithinCohort not Any, then holds its nominal share for the rest of the
+cycle: reserveCapacityForUnreclaimablePreempt); an entry whose targets overlap those already preempted this cycle
+is skipped ("Workload has overlapping preemption targets with another workload"); one that does not fit once its
+own targets are gone is skipped ("Workload no longer fits after processing another workload"); a preempting entry
+evicts its targets and holds its usage until the cycle ends; a fitting one is admitted.
 
 Timing (gpusim's choice): upstream's loop runs cycles back to back while heads exist and blocks on the queue
 manager otherwise. gpusim does the same with zero simulated latency: at the simulated instant of any change
