@@ -2,7 +2,7 @@
 (read at commit 014d9490c7f3ca68120582ab72cbfec7c3194aa1, the stored version; v1beta1 API), functions TestPreemption
 (classical preemption: within the ClusterQueue by priority, reclaimWithinCohort Any/LowerPriority, borrowWithinCohort
 with maxPriorityThreshold, withinClusterQueue Never/LowerPriority/LowerOrNewerEqualPriority, lendingLimit, a Cohort
-tree) and TestFairPreemptions (fair sharing).
+tree) and TestFairPreemptions (fair sharing) and TestHierarchicalPreemptions (classical preemption in a Cohort tree).
 
 Upstream builds a cache holding the row's admitted workloads (``ReserveQuotaAt``/``SimpleReserveQuota``: explicit
 flavors), then calls ``preemptor.GetTargets`` for the incoming workload with the row's flavor assignment and checks
@@ -221,7 +221,7 @@ PREEMPTION_ROWS = [
         cohorts=[cohort("root"), cohort("cohort-left", "root"), cohort("cohort-right", "root")]),
 ]
 
-NOT_PORTED_PREEMPTION = {}     # every TestPreemption row of the stored version is ported
+NOT_PORTED_PREEMPTION: dict[str, str] = {}     # every TestPreemption row of the stored version is ported
 
 
 # --- TestFairPreemptions ---------------------------------------------------------------------------------------
@@ -361,6 +361,103 @@ FAIR_ROWS = [
 ]
 
 
+# --- TestHierarchicalPreemptions ---------------------------------------------------------------------------------
+# A ClusterQueue upstream gives flavor "default" without resources has nominal 0 for what the rows request.
+def hq(name: str, cohort_name: str, nominal: str = "0", preemption: dict = None, mem: str = None, lending: str = None
+       ) -> str:
+    res = [("cpu", nominal, None, lending)] + ([("memory", mem)] if mem is not None else [])
+    return cluster_queue(name, [[("default", res)]], cohort=cohort_name,
+                         preemption=preemption if preemption is not None else {"withinClusterQueue": LP,
+                                                                                "reclaimWithinCohort": ANY})
+
+
+def hcohort(name: str, parent: str = "", cpu: str = None, mem: str = None) -> str:
+    res = ([("cpu", cpu)] if cpu is not None else []) + ([("memory", mem)] if mem is not None else [])
+    return cohort(name, parent, groups=[[("default", res)]] if res else None)
+
+
+BWC_Q = {"withinClusterQueue": LP, "reclaimWithinCohort": ANY, "borrowWithinCohort": bwc(0)}
+BWC_Q_LP = {"withinClusterQueue": LP, "reclaimWithinCohort": LP, "borrowWithinCohort": bwc(0)}
+R_C2 = [hcohort("r"), hcohort("c", "r", cpu="2")]
+
+HIERARCHICAL_ROWS = [
+    Row("preempt with hierarchical advantage", [cpu_adm("admitted2", "q_borrowing", "2")], inc(0, cpu="2"), "q", CPU,
+        {"admitted2": RECLAIM}, cqs=[hq("q", "c"), hq("q_borrowing", "r")], cohorts=R_C2),
+    Row("avoid queues within nominal quota",
+        [cpu_adm("admitted1", "q_nominal", "2", -10), cpu_adm("admitted2", "q_borrowing", "2")], inc(0, cpu="2"), "q",
+        CPU, {"admitted2": RECLAIM}, cqs=[hq("q_nominal", "r", "2"), hq("q", "c"), hq("q_borrowing", "r")],
+        cohorts=R_C2),
+    Row("preempt multiple with hierarchical advantage",
+        [cpu_adm("admitted1", "q_borrowing", "1", 1), cpu_adm("admitted2", "q_borrowing", "1", 2)], inc(0, cpu="2"),
+        "q", CPU, {"admitted1": RECLAIM, "admitted2": RECLAIM}, cqs=[hq("q", "c"), hq("q_borrowing", "r")],
+        cohorts=R_C2),
+    # admitted_preemptible requests 1 cpu but its admission holds 2 (upstream's ReserveQuota assignment)
+    Row("preempt in cohort and own CQ",
+        [cpu_adm("admitted_not_preemptible", "q_same_cohort", "1", 1), cpu_adm("admitted_preemptible", "q_same_cohort", "2", 0),
+         cpu_adm("admitted_own_queue", "q", "1", -1)], inc(1, cpu="2"), "q", CPU,
+        {"admitted_preemptible": WHILE_BORROWING, "admitted_own_queue": IN_CQ},
+        cqs=[hq("q", "c", preemption=BWC_Q), hq("q_same_cohort", "c")], cohorts=[hcohort("r"), hcohort("c", "r", cpu="3")]),
+    Row("prefer to preempt hierarchical candidate",
+        [cpu_adm("admitted_borrowing", "q_borrowing", "1", 1), cpu_adm("admitted_same_queue", "q", "1", -2)],
+        inc(0, cpu="1"), "q", CPU, {"admitted_borrowing": RECLAIM}, cqs=[hq("q", "c"), hq("q_borrowing", "r")],
+        cohorts=R_C2),
+    Row("forced to preempt priority candidate",
+        [cpu_adm("admitted_nominal", "q_nominal", "2", -10), cpu_adm("admitted_same_cohort", "q_same_cohort", "2", -1)],
+        inc(0, cpu="2"), "q", CPU, {"admitted_same_cohort": WHILE_BORROWING},
+        cqs=[hq("q", "c", preemption=BWC_Q), hq("q_nominal", "r", "2"), hq("q_same_cohort", "c")], cohorts=R_C2),
+    Row("incoming workload fits in CQ nominal quota",
+        [cpu_adm("admitted_borrowing", "q_borrowing", "3", 10), cpu_adm("admitted_same_cohort", "q_same_cohort", "3", 10)],
+        inc(0, cpu="4"), "q", CPU, {"admitted_borrowing": RECLAIM, "admitted_same_cohort": RECLAIM},
+        cqs=[hq("q", "c", "4"), hq("q_borrowing", "r"), hq("q_same_cohort", "c")], cohorts=R_C2),
+    Row("preempt hierarchical and priority candidates",
+        [cpu_adm("admitted_borrowing", "q_borrowing", "2", -1),
+         cpu_adm("admitted_same_cohort_preemptible", "q_same_cohort", "1", -1),
+         cpu_adm("admitted_borrowing_not_preemptible", "q_borrowing", "2", 1)],
+        inc(0, cpu="3"), "q", CPU, {"admitted_borrowing": RECLAIM, "admitted_same_cohort_preemptible": WHILE_BORROWING},
+        cqs=[hq("q", "c", preemption=BWC_Q_LP), hq("q_borrowing", "r"), hq("q_same_cohort", "c")],
+        cohorts=[hcohort("r", cpu="1"), hcohort("c", "r", cpu="4")]),
+    Row("preempt hierarchical candidates and inside CQ",
+        [cpu_adm("admitted_borrowing", "q_borrowing", "2", -1), cpu_adm("admitted_same_queue_preemptible", "q", "1", -1),
+         cpu_adm("admitted_borrowing_not_preemptible", "q_borrowing", "2", 1)],
+        inc(0, cpu="3"), "q", CPU, {"admitted_borrowing": RECLAIM, "admitted_same_queue_preemptible": IN_CQ},
+        cqs=[hq("q", "c", preemption=BWC_Q_LP), hq("q_borrowing", "r"), hq("q_same_cohort", "c")],
+        cohorts=[hcohort("r", cpu="1"), hcohort("c", "r", cpu="4")]),
+    Row("reclaim nominal quota from lowest priority workload, excluding non-borrowing",
+        [cpu_adm("admitted_borrowing_prio_8", "q_borrowing", "1", 8), cpu_adm("admitted_borrowing_prio_9", "q_borrowing", "1", 9),
+         cpu_adm("admitted_borrowing_prio_10", "q_borrowing", "1", 9), cpu_adm("admitted_nominal", "q_nominal", "2", -2)],
+        inc(0, cpu="1"), "q", CPU, {"admitted_borrowing_prio_8": RECLAIM},
+        cqs=[hq("q", "c"), hq("q_borrowing", "r"), hq("q_nominal", "r", "2")],
+        cohorts=[hcohort("r"), hcohort("c", "r", cpu="3")]),
+    Row("infeasible preemption all available workloads in pruned subtrees",
+        [cpu_adm("admitted_other_1", "q_other", "1", -10), cpu_adm("admitted_other_2", "q_other", "1", -10),
+         cpu_adm("admitted_same_cohort", "q_same_cohort", "2", 0)], inc(0, cpu="2"), "q", CPU, {},
+        cqs=[hq("q_other", "c_other"), hq("q", "c"), hq("q_same_cohort", "c")],
+        cohorts=[hcohort("r"), hcohort("c", "r", cpu="2"), hcohort("c_other", "r", cpu="2")]),
+    Row("hiearchical preemption with multiple resources",
+        [adm("admitted_borrowing", "q_borrowing", 0, cpu="3", memory="1Gi"),
+         adm("admitted_same_cohort", "q_same_cohort", -2, cpu="1", memory="3Gi")],
+        inc(-2, cpu="2", memory="1Gi"), "q", preempt("cpu", "memory"), {"admitted_borrowing": RECLAIM},
+        cqs=[hq("q", "c", mem="0"), hq("q_borrowing", "r", mem="0"), hq("q_same_cohort", "c", mem="0")],
+        cohorts=[hcohort("r", cpu="3"), hcohort("c", "r", cpu="4", mem="4Gi")]),
+    Row("respect lending limits", [cpu_adm("admitted_borrowing", "q_borrowing", "4", 0)], inc(-2, cpu="5"), "q", CPU,
+        {"admitted_borrowing": RECLAIM}, cqs=[hq("q", "c", "3", lending="2"), hq("q_borrowing", "r")], cohorts=R_C2),
+    Row("reclaim in complex hierarchy",
+        [cpu_adm("admitted_borrowing_1", "q1", "4", -6), cpu_adm("admitted_borrowing_2", "q1", "4", -5),
+         cpu_adm("admitted_borrowing_3", "q2", "4", -9), cpu_adm("admitted_borrowing_4", "q2", "4", -10),
+         cpu_adm("admitted_borrowing_5", "q3", "4", -4), cpu_adm("admitted_borrowing_6", "q3", "3", -3),
+         cpu_adm("admitted_borrowing_7", "q4", "2", 4), cpu_adm("admitted_borrowing_8", "q4", "3", 2)],
+        inc(-2, cpu="7"), "q5", CPU, {"admitted_borrowing_1": RECLAIM, "admitted_borrowing_4": RECLAIM},
+        cqs=[hq(q, c) for q, c in (("q1", "c12"), ("q2", "c23"), ("q3", "c22"), ("q4", "c32"), ("q5", "c31"))],
+        cohorts=[hcohort("r")] + [hcohort(n, p, cpu="4") for n, p in (("c11", "r"), ("c12", "r"), ("c21", "c11"),
+                                                                        ("c22", "c11"), ("c23", "c11"), ("c31", "c21"),
+                                                                        ("c32", "c21"))]),
+]
+NOT_PORTED_HIERARCHICAL = {
+    "prefer to preempt evicted workloads": "the row's candidate holds quota while its Evicted condition is True "
+                                           "(eviction not yet observed); gpusim releases a workload's quota as it "
+                                           "evicts it, so such a workload cannot be expressed",
+}
+
 def _cluster(row: Row, fair: bool) -> tuple:
     cqs = row.cqs if row.cqs is not None else (BASE_CQS if fair else DEFAULT_CQS)
     docs = FLAVORS + cqs + row.cohorts
@@ -394,6 +491,12 @@ def test_preemption(row: Row):
     assert c.get_targets(info, row.assignment) == _want(row)
 
 
+@pytest.mark.parametrize("row", _params(HIERARCHICAL_ROWS))
+def test_hierarchical_preemptions(row: Row):
+    c, info = _cluster(row, fair=False)
+    assert c.get_targets(info, row.assignment) == _want(row)
+
+
 @pytest.mark.parametrize("row", _params(FAIR_ROWS))
 def test_fair_preemptions(row: Row):
     c, info = _cluster(row, fair=True)
@@ -401,7 +504,8 @@ def test_fair_preemptions(row: Row):
 
 
 def test_every_row_is_ported():
-    """TestPreemption has 36 rows and TestFairPreemptions 30 in the stored version."""
+    """TestPreemption has 36 rows, TestFairPreemptions 30 and TestHierarchicalPreemptions 15 in the stored version."""
     assert len(PREEMPTION_ROWS) + len(NOT_PORTED_PREEMPTION) == 36
     assert len({r.name for r in PREEMPTION_ROWS}) == len(PREEMPTION_ROWS)
     assert len(FAIR_ROWS) == 30
+    assert len(HIERARCHICAL_ROWS) + len(NOT_PORTED_HIERARCHICAL) == 15

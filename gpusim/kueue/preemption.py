@@ -1,14 +1,16 @@
 """Preemption (mirrors kueue pkg/scheduler/preemption/preemption.go, classical/ and fairsharing/ helpers,
 common/ordering.go).
 
-Classic (GetTargets): candidates are admitted workloads of the same ClusterQueue allowed by ``withinClusterQueue``
-and of other ClusterQueues in the cohort tree that are borrowing, allowed by ``reclaimWithinCohort``. Candidates are
-ordered (other CQs first, lowest priority, most recently admitted, UID), taken greedily until the preemptor fits,
-then minimised by walking the list backwards and putting back every target that is not needed
-(minimalPreemptions). With only own candidates the preemptor may borrow; with ``borrowWithinCohort`` it may borrow
-while reclaiming targets below the priority threshold (InCohortReclaimWhileBorrowing), a target at or above it
-forbidding borrowing; otherwise it reclaims without borrowing while under nominal, and last preempts its own
-candidates while borrowing.
+Classic (classicalPreemptions, classical/hierarchical_preemption.go, classical/candidate_generator.go): candidates
+are the admitted workloads using a contested flavor-resource that the policies allow: of the preemptor's ClusterQueue
+(``withinClusterQueue``), and of ClusterQueues above nominal in Cohort subtrees above nominal (``reclaimWithinCohort``).
+Walking up from the preemptor's ClusterQueue, a candidate found once the preemptor's own subtree holds the request is
+a hierarchical reclaim (InCohortReclamation, whatever the borrowing); the others are priority candidates:
+with ``borrowWithinCohort`` those below the priority threshold may be reclaimed while the preemptor borrows
+(InCohortReclaimWhileBorrowing), the rest only if it ends within nominal (InCohortReclamation). Hierarchical, then
+priority, then own candidates, each list by CandidatesOrdering (lowest priority, most recently admitted, UID), are
+taken while still valid (their queue and its Cohorts up to the common ancestor still above nominal) until the
+preemptor fits, with and/or without borrowing, then every target not needed is put back (fillBackWorkloads).
 
 Fair sharing (fairPreemptions): the first strategy over the ClusterQueues, highest weighted share first (the
 preemptor's own candidates InClusterQueue; another CQ's first candidate the strategy allows, the others kept for a
@@ -21,7 +23,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from ..api.kueue_x_k8s_io import JOB_UID_LABEL
 from .cache import Node
@@ -44,6 +46,13 @@ def preemption_message(preemptor_uid: str, preemptor_labels: dict[str, str], rea
             f"JobUID: {preemptor_labels.get(JOB_UID_LABEL) or UNKNOWN}) due to "
             f"{HUMAN_READABLE_PREEMPTION.get(reason, '') or UNKNOWN}; preemptor path: {preemptor_path or UNKNOWN}; "
             f"preemptee path: {preemptee_path or UNKNOWN}")
+
+
+# classical/hierarchical_preemption.go preemptionVariant, and the reason each one preempts with
+WITHIN_CQ, HIERARCHICAL_RECLAIM = "WithinCQ", "HierarchicalReclaim"
+RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing"
+_REASONS = {WITHIN_CQ: IN_CLUSTER_QUEUE, HIERARCHICAL_RECLAIM: IN_COHORT_RECLAMATION,
+            RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION, RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING}
 
 
 @dataclass
@@ -139,85 +148,155 @@ class Preemptor:
         for fr, v in c.usage.items():
             node.add_usage(fr, v)
 
-    def _minimal(self, wl: Info, req: dict[FlavorResource, int], candidates: Iterable[Info], allow_borrowing: bool,
-                 frs: set[FlavorResource], minimize: bool = True, tas_fits: Optional[TASFits] = None,
-                 threshold: Optional[int] = None) -> list[Target]:
-        """preemption.go minimalPreemptions: remove candidates in order (skipping other ClusterQueues that no
-        longer borrow) until the preemptor fits, then put back, newest removal first, every one not needed.
-        With borrowWithinCohort (``threshold``, allowBorrowingBelowPriority) a target of another ClusterQueue
-        below the threshold is reclaimed while borrowing; one at or above it forbids borrowing from then on."""
-        cq = self.nodes[wl.cq]
-        targets: list[Target] = []
-        fits = False
+    # --- classical preemption (preemption.go classicalPreemptions, classical/hierarchical_preemption.go,
+    # classical/candidate_generator.go) ---------------------------------------------------------------------------
+    @staticmethod
+    def _within_nominal(node: Node, frs: set[FlavorResource]) -> bool:
+        """IsWithinNominalInResources."""
+        return all(node.usage.get(fr, 0) <= node.subtree.get(fr, 0) for fr in frs)
 
-        def fits_now() -> bool:
-            return self._fits(cq, req, allow_borrowing) and (tas_fits is None or tas_fits([t.info for t in targets]))
-        for c in candidates:
-            reason = IN_CLUSTER_QUEUE
-            if c.cq != wl.cq:
-                if not any(self.nodes[c.cq].is_borrowing(fr) for fr in frs):
+    @staticmethod
+    def _fits_in_quota(node: Node, req: dict[FlavorResource, int]) -> tuple[bool, dict[FlavorResource, int]]:
+        """QuantitiesFitInQuota: whether ``req`` fits the node's subtree quota, and what exceeds its local
+        (guaranteed) quota, for the parent."""
+        fits = all(node.usage.get(fr, 0) + v <= node.subtree.get(fr, 0) for fr, v in req.items())
+        return fits, {fr: max(0, v - node.local_available(fr)) for fr, v in req.items()}
+
+    def _variant(self, wl: Info, c: Info, frs: set[FlavorResource], advantage: bool) -> str:
+        """classifyPreemptionVariant: "" (never), WithinCQ, HierarchicalReclaim, ReclaimWithoutBorrowing or
+        ReclaimWhileBorrowing."""
+        if not frs.intersection(c.usage):
+            return ""
+        pol = self.policies[wl.cq]
+        policy = pol.within_cluster_queue if c.cq == wl.cq else pol.reclaim_within_cohort
+        lower = wl.priority > c.priority
+        if policy == "LowerPriority":
+            too_high = not lower
+        elif policy == "LowerOrNewerEqualPriority":
+            too_high = not (lower or (wl.priority == c.priority and wl.queued_at < c.queued_at))
+        else:
+            too_high = policy != "Any"
+        if too_high:
+            return ""
+        if c.cq == wl.cq:
+            return WITHIN_CQ
+        if advantage:
+            return HIERARCHICAL_RECLAIM
+        if pol.borrow_within_cohort == "Never":
+            return RECLAIM_WITHOUT_BORROWING
+        thr = pol.max_priority_threshold
+        if c.priority >= wl.priority or (thr is not None and c.priority > thr):
+            return RECLAIM_WITHOUT_BORROWING
+        return RECLAIM_WHILE_BORROWING
+
+    def _collect_subtree(self, wl: Info, node: Node, lca: Node, skip: Optional[Node], advantage: bool,
+                         frs: set[FlavorResource], out: list) -> None:
+        """collectCandidatesInSubtree: the candidates of the ClusterQueues above nominal in the subtree, not
+        entering Cohorts within nominal nor the subtree already visited."""
+        for child in node.children:
+            if child.is_cq:
+                if child.name != wl.cq and not self._within_nominal(child, frs):
+                    for _, c in self._ordered[child.name]:
+                        variant = self._variant(wl, c, frs, advantage)
+                        if variant:
+                            out.append((c, lca, variant))
+            elif child is not skip and not self._within_nominal(child, frs):
+                self._collect_subtree(wl, child, lca, skip, advantage, frs, out)
+
+    def _classical_candidates(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource]
+                              ) -> tuple[list, list, list]:
+        """NewCandidateIterator's three lists, each in CandidatesOrdering order: hierarchical reclaim
+        candidates (the preemptor's subtree holds the quota they use), priority candidates, own candidates."""
+        cq, pol = self.nodes[wl.cq], self.policies[wl.cq]
+        same: list = []
+        if pol.within_cluster_queue != "Never":
+            for _, c in self._ordered[wl.cq]:
+                if c is not wl and self._variant(wl, c, frs, False):
+                    same.append((c, None, WITHIN_CQ))
+        hier: list = []
+        prio: list = []
+        if cq.parent is not None and pol.reclaim_within_cohort != "Never":
+            advantage, remaining = self._fits_in_quota(cq, req)
+            prev, node = None, cq.parent
+            while node is not None:
+                self._collect_subtree(wl, node, node, prev, advantage, frs, hier if advantage else prio)
+                fits, remaining = self._fits_in_quota(node, remaining)
+                advantage = advantage or fits
+                prev, node = node, node.parent
+        order = lambda e: self._key(e[0])   # noqa: E731  (lowest priority, newest reservation, UID)
+        return sorted(hier, key=order), sorted(prio, key=order), same
+
+    def _valid(self, wl: Info, c: Info, lca: Optional[Node], variant: str, borrow: bool,
+               frs: set[FlavorResource]) -> bool:
+        """candidateIsValid, on the cache as the targets chosen so far left it."""
+        if c.cq == wl.cq:
+            return True
+        if borrow and variant == RECLAIM_WITHOUT_BORROWING:
+            return False
+        node: Optional[Node] = self.nodes[c.cq]
+        if self._within_nominal(node, frs):
+            return False
+        node = node.parent
+        while node is not None and node is not lca:
+            if self._within_nominal(node, frs):
+                return False
+            node = node.parent
+        return True
+
+    def _classical(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource], minimize: bool,
+                   tas_fits: Optional[TASFits]) -> list[Target]:
+        """classicalPreemptions: one or two attempts, with and/or without borrowing, each taking valid
+        candidates in order until the preemptor fits, then putting back every target not needed."""
+        cq, pol = self.nodes[wl.cq], self.policies[wl.cq]
+        hier, prio, same = self._classical_candidates(wl, req, frs)
+        forbidden = pol.borrow_within_cohort == "Never"
+        under_nominal = all(cq.usage.get(fr, 0) < cq.nominal.get(fr, 0) for fr in frs)
+        if not hier and not prio or (forbidden and not under_nominal):
+            attempts = [True]
+        elif forbidden and not hier:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrow in attempts:
+            targets: list[Target] = []
+
+            def fits_now() -> bool:
+                return self._fits(cq, req, borrow) and (tas_fits is None or tas_fits([t.info for t in targets]))
+            fits = False
+            for c, lca, variant in (*hier, *prio, *same):
+                if not self._valid(wl, c, lca, variant, borrow, frs):
                     continue
-                reason = IN_COHORT_RECLAMATION
-                if threshold is not None:
-                    if c.priority >= threshold:
-                        allow_borrowing = False
-                    else:
-                        reason = IN_COHORT_RECLAIM_WHILE_BORROWING
-            self._remove(c)
-            targets.append(Target(c, reason))
-            if fits_now():
-                fits = True
-                break
-        if not fits:
+                self._remove(c)
+                targets.append(Target(c, _REASONS[variant]))
+                if fits_now():
+                    fits = True
+                    break
+            if fits:
+                for i in range(len(targets) - 2, -1, -1) if minimize else ():   # fillBackWorkloads
+                    back = targets.pop(i)
+                    self._restore(back.info)
+                    if not fits_now():
+                        self._remove(back.info)
+                        targets.insert(i, back)
             for t in targets:
                 self._restore(t.info)
-            return []
-        for i in range(len(targets) - 2, -1, -1) if minimize else ():
-            back = targets.pop(i)
-            self._restore(back.info)
-            if not fits_now():
-                self._remove(back.info)
-                targets.insert(i, back)
-        for t in targets:
-            self._restore(t.info)
-        return targets
+            if fits:
+                return targets
+        return []
 
     def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
                     minimize: bool = True, tas_fits: Optional[TASFits] = None) -> list[Target]:
         """preemption.go GetTargets for the flavor-resources that need preemption (``minimize=False``: only
         whether any set of targets exists, as the flavor assigner's preemption oracle asks). ``tas_fits``: for a
         workload that needs TAS, whether its topology placement fits once the given targets are gone (the
-        fit check then asks for both, as upstream's preemption does for TAS workloads).
-
-        Classical order: when every candidate is in the preemptor's ClusterQueue, preempt them while borrowing;
-        with borrowWithinCohort, the candidates (only the preemptor's own and those below the priority threshold
-        once it is at or above nominal) while borrowing; otherwise, while under nominal, any candidate without
-        borrowing, and last only its own candidates while borrowing."""
+        fit check then asks for both, as upstream's preemption does for TAS workloads). Fair sharing in a cohort
+        (fairPreemptions), otherwise classical preemption."""
         cq = self.nodes[wl.cq]
         if self.fair_sharing and cq.parent is not None:
             candidates = list(self.candidates(wl, frs))
             return self._fair(wl, req, frs, candidates, tas_fits) if candidates else []
-        if next(self.candidates(wl, frs, same=False), None) is None:
-            return self._minimal(wl, req, self.candidates(wl, frs, cohort=False), True, frs, minimize, tas_fits)
-        pol = self.policies[wl.cq]
-        under_nominal = all(cq.usage.get(fr, 0) < cq.subtree.get(fr, 0) for fr in frs)
-        if pol.borrow_within_cohort != "Never":
-            # canBorrowWithinCohort: below the preemptor's priority, and at most maxPriorityThreshold
-            threshold = wl.priority
-            limit = pol.max_priority_threshold
-            if limit is not None and limit < threshold:
-                threshold = limit + 1
-            cands: Iterable[Info] = self.candidates(wl, frs)
-            if not under_nominal:
-                cands = (c for c in cands if c.cq == wl.cq or c.priority < threshold)
-            return self._minimal(wl, req, cands, True, frs, minimize, tas_fits, threshold)
-        if under_nominal:
-            targets = self._minimal(wl, req, self.candidates(wl, frs), False, frs, minimize, tas_fits)
-            if targets:
-                return targets
-        return self._minimal(wl, req, self.candidates(wl, frs, cohort=False), True, frs, minimize, tas_fits)
+        return self._classical(wl, req, frs, minimize, tas_fits)
 
-    # --- fair sharing (preemption.go fairPreemptions) ------------------------------------------------------
     _STRATEGIES = {   # fairsharing strategies: (preemptor's new share, target's old share, target's new share)
         "LessThanOrEqualToFinalShare": lambda preemptor, old, new: preemptor <= new,   # rule S2-a
         "LessThanInitialShare": lambda preemptor, old, new: preemptor < old,          # rule S2-b

@@ -58,7 +58,7 @@ from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_R
                        FINISHED, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
                        TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
-                       remove_condition, set_condition)
+                       queue_order_timestamp, remove_condition, set_condition)
 
 SOURCE = "kueue-admission"               # scheduler's event recorder
 WORKLOAD_SOURCE = "kueue-workload-controller"   # UNVERIFIED recorder name
@@ -341,17 +341,7 @@ class Kueue:
             if a is not None and a.mode == PREEMPT:
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
                 targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
-        if self.config.fair_sharing:
-            def key(e):
-                info, a, _ = e
-                share = self.nodes[info.cq].weighted_share(a.usage() if a is not None else None)
-                return (share, -info.priority, info.queued_at, info.seq)
-        else:
-            def key(e):
-                info, a, _ = e
-                # entryOrdering: the borrowing level (Assignment.Borrows), then priority, then FIFO
-                return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
-        entries.sort(key=key)
+        entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
         # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
         # from the cache, as upstream's fits check simulates their removal) and the quota reserved for the rest
         # of the cycle by Preempt entries, undone when the cycle ends
@@ -366,6 +356,16 @@ class Kueue:
                     node.add_usage(fr, -v)
             self._held.clear()
         return True
+
+    def entry_key(self, info: Info, a: Any) -> tuple:
+        """The order of a cycle's entries. scheduler.go entryOrdering (classical): the borrowing level
+        (Assignment.Borrows), then higher priority (PrioritySortingWithinCohort, on), then the queue-order
+        timestamp (workload.Ordering GetQueueOrderTimestamp), then arrival. With fair sharing: the dominant
+        resource share of the ClusterQueue with the workload, then priority and timestamp."""
+        if self.config.fair_sharing:
+            share = self.nodes[info.cq].weighted_share(a.usage() if a is not None else None)
+            return (share, -info.priority, info.queued_at, info.seq)
+        return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
 
     def _reserve(self, node: Node, usage: dict, reserved: list) -> None:
         """cq.AddUsage on the cycle's snapshot: quota held for the rest of the cycle (not admitted usage, so the
@@ -640,8 +640,7 @@ class Kueue:
         backoff = min(backoff * (1 + BACKOFF_JITTER * self.ctx.rng.random()), cfg.backoff_max_seconds)
         wl.status.requeue_state = RequeueState(count, now + backoff)
         set_condition(wl, REQUEUED, "False", EVICTED_BY_PODS_READY_TIMEOUT, message, now)
-        if cfg.requeuing_timestamp == "Eviction":
-            info.queued_at = now
+        info.queued_at = queue_order_timestamp(wl, cfg.requeuing_timestamp)
         self.ctx.api.update(wl)
         t = self.ctx.env.timeout(backoff)
         t.callbacks.append(lambda _e: self._backoff_finished(info))

@@ -52,6 +52,18 @@ def remove_condition(wl: Workload, ctype: str) -> None:
     wl.status.conditions = [c for c in wl.status.conditions if c.type != ctype]
 
 
+def queue_order_timestamp(wl: Workload, requeuing_timestamp: str = "Eviction") -> float:
+    """workload.Ordering GetQueueOrderTimestamp with PrioritySortingWithinCohort on (Kueue 0.19 default): the
+    time of the Evicted condition when the workload was evicted by the PodsReady timeout and
+    ``waitForPodsReady.requeuingStrategy.timestamp`` is Eviction, else the creation time. (Admission-check
+    evictions, the other case upstream, are not modelled.)"""
+    if requeuing_timestamp == "Eviction":
+        c = wl.condition(EVICTED)
+        if c is not None and c.status == "True" and c.reason == EVICTED_BY_PODS_READY_TIMEOUT:
+            return c.last_transition_time
+    return wl.metadata.creation_timestamp or 0.0
+
+
 @dataclass(eq=False)
 class Info:
     """workload.Info: the object plus what the scheduler needs, computed once."""
