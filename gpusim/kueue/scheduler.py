@@ -58,7 +58,7 @@ from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_R
                        FINISHED, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
                        TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
-                       queue_order_timestamp, remove_condition, set_condition)
+                       queue_order_timestamp, remove_condition, set_condition, validate_resources)
 
 SOURCE = "kueue-admission"               # scheduler's event recorder
 WORKLOAD_SOURCE = "kueue-workload-controller"   # UNVERIFIED recorder name
@@ -313,6 +313,13 @@ class Kueue:
         for info in heads:
             touched.add(info.cq)
             cq_obj = self.cluster_queues[info.cq]
+            # nominate: workload.ValidateAdmissibility (requests within limits, then the namespace selector)
+            invalid = info.__dict__.get("_invalid_resources")
+            if invalid is None:      # a Workload's PodSets do not change
+                invalid = info.__dict__["_invalid_resources"] = validate_resources(info.obj)
+            if invalid:
+                entries.append((info, None, invalid))
+                continue
             if not self._namespace_matches(cq_obj, info.obj.metadata.namespace):
                 entries.append((info, None, NAMESPACE_MISMATCH))
                 continue
@@ -399,7 +406,7 @@ class Kueue:
             # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
             reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
             self._set_pending(info, reason, msg)
-            q.requeue(info, immediate=False, namespace_mismatch=a is None)
+            q.requeue(info, immediate=False, namespace_mismatch=a is None and msg == NAMESPACE_MISMATCH)
             return
         usage = a.usage()
         if a.mode == PREEMPT and not targets:
