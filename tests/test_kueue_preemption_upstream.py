@@ -225,9 +225,6 @@ NOT_PORTED_PREEMPTION: dict[str, str] = {}     # every TestPreemption row of the
 
 
 # --- TestFairPreemptions ---------------------------------------------------------------------------------------
-XF_H = ("hierarchical fair sharing: upstream compares the shares of the preemptor's and the target's almost lowest "
-        "common ancestors up the Cohort tree (fairsharing ClusterQueueOrdering, a Cohort's own share and weight); "
-        "gpusim compares the ClusterQueues' own weighted shares only")
 def fair_cq(name: str, nominal: str = "3", weight: str = None, thr: bool = True, cohort_name: str = "all",
             preemption: dict = None) -> str:
     pre = preemption if preemption is not None else {"withinClusterQueue": LP, "reclaimWithinCohort": ANY,
@@ -312,8 +309,7 @@ FAIR_ROWS = [
         {}, cqs=[fair_cq("left-cq", "0", cohort_name="root", preemption={"reclaimWithinCohort": ANY}),
                  fair_cq("right-cq", "0", weight="0", cohort_name="right-cohort",
                          preemption={"reclaimWithinCohort": ANY})],
-        cohorts=[cohort("root"), cohort("right-cohort", "root", groups=[[("default", [("cpu", "1")])]], weight="0")],
-        xfail=XF_H),
+        cohorts=[cohort("root"), cohort("right-cohort", "root", groups=[[("default", [("cpu", "1")])]], weight="0")]),
     Row("can preempt within cluster queue when no cohort", units("a", "a1"), inc(1000, cpu="1"), "a", CPU,
         {"a1": IN_CQ},
         cqs=[cluster_queue("a", [[("default", [("cpu", "1")])]], preemption={"withinClusterQueue": LP})]),
@@ -326,8 +322,7 @@ FAIR_ROWS = [
              fair_cq("e", "1", weight="0.99", cohort_name="RIGHT", preemption={})],
         cohorts=[cohort("ROOT", groups=[[("default", [("cpu", "5")])]]),
                  cohort("LEFT", "ROOT", groups=[[("default", [("cpu", "5")])]], weight="2"),
-                 cohort("RIGHT", "ROOT", groups=[[("default", [("cpu", "5")])]])],
-        xfail=XF_H),
+                 cohort("RIGHT", "ROOT", groups=[[("default", [("cpu", "5")])]])]),
     Row("borrowing cq in non-borrowing cohort is protected",
         units("a", "a1", "a2", "a3", priority=-1) + units("b", "b1", priority=-1), inc(cpu="5"), "a", CPU,
         {"a1": IN_CQ, "a2": IN_CQ, "a3": IN_CQ},
@@ -348,16 +343,14 @@ FAIR_ROWS = [
         cohorts=[cohort("ROOT"), cohort("A", "ROOT", weight="1.01"), cohort("AA", "A"), cohort("AAA", "AA"),
                  cohort("B", "ROOT", weight="0.99"), cohort("BB", "B"), cohort("BBB", "BB"), cohort("C", "ROOT"),
                  cohort("CC", "C"), cohort("CCC", "CC"),
-                 cohort("CCCC", "CCC", groups=[[("default", [("cpu", "1")])]])],
-        xfail=XF_H),
+                 cohort("CCCC", "CCC", groups=[[("default", [("cpu", "1")])]])]),
     Row("cq with zero weight can reclaim nominal quota", units("b", "b1"), inc(cpu="1"), "a", CPU, {"b1": FAIR},
         cqs=[fair_cq("a", "1", weight="0.0", cohort_name="ROOT", preemption={"reclaimWithinCohort": ANY}),
              fair_cq("b", "0", weight="1.0", cohort_name="ROOT", preemption={})]),
     Row("cohort with zero weight can reclaim nominal quota", units("b", "b1"), inc(cpu="1"), "a", CPU, {"b1": FAIR},
         cqs=[fair_cq("a", "0", weight="0.0", cohort_name="A", preemption={"reclaimWithinCohort": ANY}),
              fair_cq("b", "0", weight="1.0", cohort_name="ROOT", preemption={})],
-        cohorts=[cohort("A", "ROOT", groups=[[("default", [("cpu", "1")])]], weight="0.0")],
-        xfail=XF_H),
+        cohorts=[cohort("A", "ROOT", groups=[[("default", [("cpu", "1")])]], weight="0.0")]),
 ]
 
 

@@ -261,10 +261,7 @@ ROWS.append(Row(
     reserved=[("eng-alpha/d0", "d", ON), ("eng-alpha/e0", "e", ON), ("eng-alpha/g0", "g", ON)],
     pending=["eng-alpha/d1", "eng-alpha/e1", "eng-alpha/f1", "eng-alpha/g1"],
     scheduled={"eng-alpha/d1": ("d", [ON])},
-    left={"e": ["eng-alpha/e1"], "g": ["eng-alpha/g1"], "f": ["eng-alpha/f1"]},
-    xfail="fair sharing entry ordering: upstream's makeFairSharingIterator runs a tournament up the Cohort tree "
-          "(d1 beats e1 in B, B beats C in A); gpusim orders entries by each ClusterQueue's own weighted share "
-          "with the workload, so f1, g1 and e1 (lower shares) are admitted and d1 no longer fits"))
+    left={"e": ["eng-alpha/e1"], "g": ["eng-alpha/g1"], "f": ["eng-alpha/f1"]}))
 _c, _l = fs_cqs(b="A", c="A")
 ROWS.append(Row(
     "fair sharing schedule workload with lowest drf after admission", fair=True, cqs=_c, lqs=_l,

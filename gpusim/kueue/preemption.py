@@ -12,11 +12,12 @@ priority, then own candidates, each list by CandidatesOrdering (lowest priority,
 taken while still valid (their queue and its Cohorts up to the common ancestor still above nominal) until the
 preemptor fits, with and/or without borrowing, then every target not needed is put back (fillBackWorkloads).
 
-Fair sharing (fairPreemptions): the first strategy over the ClusterQueues, highest weighted share first (the
-preemptor's own candidates InClusterQueue; another CQ's first candidate the strategy allows, the others kept for a
-retry); then the second strategy over the refused candidates. LessThanOrEqualToFinalShare: share of the preemptor's
-CQ with the workload ≤ share of the target CQ without the candidate; LessThanInitialShare: < the target's current
-share.
+Fair sharing (fairPreemptions), with the incoming workload's usage counted in its ClusterQueue: the target
+ClusterQueue is found down the Cohort tree, highest share first at each level; the strategies compare the shares of
+the preemptor's and the target's almost lowest common ancestors. First strategy over the targets (the preemptor's
+own candidates InClusterQueue; another CQ's first candidate the strategy allows, the others kept for a retry); then
+the second strategy over the refused candidates. LessThanOrEqualToFinalShare: preemptor's share ≤ target's share
+without the candidate; LessThanInitialShare: < the target's current share.
 """
 from __future__ import annotations
 
@@ -304,17 +305,36 @@ class Preemptor:
 
     def _fair(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
               candidates: list[Info], tas_fits: Optional[TASFits] = None) -> list[Target]:
-        """preemption.go fairPreemptions. First strategy (runFirstFsStrategy): take the ClusterQueue with the
-        highest share among those with candidates; in the preemptor's own one preempt its next candidate; in
-        another, the first of its candidates the first strategy allows (those it refuses are kept for a retry),
-        then look again at the shares. If the preemptor does not fit yet, the second strategy
-        (runSecondFsStrategy) goes through the refused candidates, the first of each ClusterQueue, highest share
-        first. Last, every target that is not needed is put back."""
+        """preemption.go fairPreemptions, with the incoming workload's usage added to its ClusterQueue while
+        shares are compared (SimulateUsageAddition). The target ClusterQueue is found down the Cohort tree,
+        highest share first at each level (fairsharing ClusterQueueOrdering); the strategies compare the shares of
+        the preemptor's and the target's almost lowest common ancestors (the children of their common Cohort:
+        in one flat Cohort, the two ClusterQueues). First strategy (runFirstFsStrategy): in the preemptor's own
+        ClusterQueue preempt its next candidate; in another, the first candidate the first strategy allows (those
+        it refuses are kept for a retry), then look for the target again. If the preemptor does not fit yet, the
+        second strategy (runSecondFsStrategy) goes through the refused candidates, the first of each ClusterQueue.
+        Last, every target that is not needed is put back."""
         cq = self.nodes[wl.cq]
         removed: list[Target] = []
+        # fairsharing_preemption.go iterateWithFirstFsStrategy: a preemptor that stays within its nominal quota
+        # for every contested resource with the incoming workload counted
+        # (preemption.go queueWithinNominalInResourcesNeedingPreemption) reclaims each other ClusterQueue's
+        # candidates without consulting the strategies, reason InCohortReclamation
+        within_nominal = self.preempt_within_nominal and not any(cq.borrowing_with(fr, req.get(fr, 0)) for fr in frs)
 
-        def fits_now() -> bool:
+        def simulate(sign: int) -> None:
+            for fr, v in req.items():
+                cq.add_usage(fr, sign * v)
+
+        def fits_plain() -> bool:
             return self._fits(cq, req, True) and (tas_fits is None or tas_fits([t.info for t in removed]))
+
+        def fits_now() -> bool:      # workloadFitsForFairSharing: without the simulated usage
+            simulate(-1)
+            try:
+                return fits_plain()
+            finally:
+                simulate(1)
 
         def take(c: Info, reason: str) -> bool:
             self._remove(c)
@@ -323,55 +343,91 @@ class Preemptor:
         by_cq: dict[str, list[Info]] = {}
         for c in candidates:
             by_cq.setdefault(c.cq, []).append(c)
-        share = {n: self.nodes[n].weighted_share() for n in by_cq}
+        below: dict[int, set[str]] = {}
+
+        def cqs_below(node: Node) -> set[str]:
+            if id(node) not in below:
+                below[id(node)] = {node.name} if node.is_cq else set().union(*(cqs_below(ch) for ch in node.children))
+            return below[id(node)]
+
+        def pick(names: set[str]) -> Optional[str]:
+            """The next target ClusterQueue: down from the root, the child with the highest share."""
+            node = cq.root()
+            while True:
+                best, best_share = None, 0.0
+                for child in node.children:
+                    if not (names & cqs_below(child)):
+                        continue
+                    sh = child.weighted_share()
+                    if best is None or sh > best_share or (sh == best_share and child.name < best.name):
+                        best, best_share = child, sh
+                if best is None:
+                    return None
+                if best.is_cq:
+                    return best.name
+                node = best
+
+        def path(node: Node) -> list[Node]:
+            out = []
+            while node is not None:
+                out.append(node)
+                node = node.parent
+            return out
+
+        def almost_lcas(target: Node) -> tuple[Node, Node]:
+            pa, pb = path(cq), path(target)
+            ids = {id(n): i for i, n in enumerate(pb)}
+            for i, n in enumerate(pa):
+                if id(n) in ids:
+                    return pa[i - 1], pb[ids[id(n)] - 1]
+            return pa[-1], pb[-1]
         strategies = [self._STRATEGIES[s] for s in self.strategies]
-        preemptor_share = cq.weighted_share(req)
-        # fairsharing_preemption.go iterateWithFirstFsStrategy: a preemptor that stays within its nominal quota
-        # for every contested resource with the incoming workload counted
-        # (preemption.go queueWithinNominalInResourcesNeedingPreemption) reclaims each other ClusterQueue's
-        # candidates without consulting the strategies, reason InCohortReclamation
-        within_nominal = self.preempt_within_nominal and not any(cq.borrowing_with(fr, req.get(fr, 0)) for fr in frs)
         active = set(by_cq)
         retry: list[Info] = []
         fits = False
-        while active and not fits:
-            name = max(sorted(active), key=lambda n: share[n])
-            active.discard(name)
-            node, cands = self.nodes[name], by_cq[name]
-            if name == wl.cq:
-                fits = take(cands.pop(0), IN_CLUSTER_QUEUE)
-                preemptor_share = cq.weighted_share(req)
-                if cands:
-                    share[name] = node.weighted_share()
-                    active.add(name)
-                continue
-            while cands and not fits:
-                c = cands.pop(0)
-                self._remove(c)
-                target_new = node.weighted_share()
-                self._restore(c)
-                if within_nominal:
-                    ok, reason = True, IN_COHORT_RECLAMATION
-                else:
-                    ok, reason = strategies[0](preemptor_share, share[name], target_new), IN_COHORT_FAIR_SHARING
-                if not ok:
-                    retry.append(c)
+        simulate(1)
+        try:
+            while not fits:
+                name = pick(active)
+                if name is None:
+                    break
+                node, cands = self.nodes[name], by_cq[name]
+                if name == wl.cq:
+                    fits = take(cands.pop(0), IN_CLUSTER_QUEUE)
+                    if not cands:
+                        active.discard(name)
                     continue
-                fits = take(c, reason)
-                if cands and any(node.is_borrowing(fr) for fr in frs):
-                    share[name] = target_new
-                    active.add(name)
-                break       # the shares changed: pick the ClusterQueue again
-        if not fits and len(strategies) > 1 and retry:
-            first: dict[str, Info] = {}
-            for c in retry:
-                first.setdefault(c.cq, c)
-            share = {n: self.nodes[n].weighted_share() for n in first}
-            for name in sorted(sorted(first), key=lambda n: -share[n]):
-                if strategies[1](preemptor_share, share[name], 0.0):
-                    if take(first[name], IN_COHORT_FAIR_SHARING):
-                        fits = True
-                        break
+                mine, theirs = almost_lcas(node)
+                preemptor_share, target_old = mine.weighted_share(), theirs.weighted_share()
+                while cands and not fits:
+                    c = cands.pop(0)
+                    self._remove(c)
+                    target_new = theirs.weighted_share()
+                    self._restore(c)
+                    if within_nominal:
+                        ok, reason = True, IN_COHORT_RECLAMATION
+                    else:
+                        ok, reason = strategies[0](preemptor_share, target_old, target_new), IN_COHORT_FAIR_SHARING
+                    if not ok:
+                        retry.append(c)
+                        continue
+                    fits = take(c, reason)
+                    break       # the shares changed: look for the target again
+                if not cands or not any(node.is_borrowing(fr) for fr in frs):
+                    active.discard(name)
+            if not fits and len(strategies) > 1 and retry:
+                first: dict[str, Info] = {}
+                for c in retry:
+                    first.setdefault(c.cq, c)
+                names = set(first)
+                while names and not fits:
+                    name = pick(names)
+                    names.discard(name)
+                    mine, theirs = almost_lcas(self.nodes[name])
+                    if strategies[1](mine.weighted_share(), theirs.weighted_share(), 0.0):
+                        fits = take(first[name], IN_COHORT_FAIR_SHARING)
+        finally:
+            simulate(-1)
         if not fits:
             for t in removed:
                 self._restore(t.info)
@@ -379,7 +435,7 @@ class Preemptor:
         for i in range(len(removed) - 2, -1, -1):
             back = removed.pop(i)
             self._restore(back.info)
-            if not fits_now():
+            if not fits_plain():
                 self._remove(back.info)
                 removed.insert(i, back)
         for t in removed:

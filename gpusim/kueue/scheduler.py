@@ -4,7 +4,8 @@ localqueue_controller.go}, pkg/workload/admission.go and requeue backoff in work
 
 Cycle (scheduler.go schedule): take the head of every active ClusterQueue, nominate each (flavor assignment, and
 the preemption targets of a Preempt assignment, both on the cache as the cycle starts), order the entries (lower
-borrowing level, higher priority, older first; with fair sharing lowest dominant resource share first), then
+borrowing level, higher priority, older first; with fair sharing a tournament up each Cohort tree, lowest dominant
+resource share with the workload first, taken again after every entry: makeFairSharingIterator), then
 process them in that order (processEntry): NoFit and Preempt-without-targets entries wait (a ClusterQueue that
 cannot always reclaim what it lends, reclaimWithinCohort not Any, then holds its nominal share for the rest of the
 cycle: reserveCapacityForUnreclaimablePreempt); an entry whose targets overlap those already preempted this cycle
@@ -349,13 +350,14 @@ class Kueue:
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
                 targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
         entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
+        order = self._fair_sharing_order(entries) if self.config.fair_sharing else iter(entries)
         # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
         # from the cache, as upstream's fits check simulates their removal) and the quota reserved for the rest
         # of the cycle by Preempt entries, undone when the cycle ends
         preempted: set[str] = set()
         reserved: list[tuple[Node, dict]] = []
         try:
-            for info, a, msg in entries:
+            for info, a, msg in order:
                 self._process_entry(info, a, msg, targets_of.get(id(info), []), preempted, reserved)
         finally:
             for node, usage in reserved:
@@ -363,6 +365,52 @@ class Kueue:
                     node.add_usage(fr, -v)
             self._held.clear()
         return True
+
+    def _fair_sharing_order(self, entries: list):
+        """makeFairSharingIterator: the next entry is the winner of a tournament up each Cohort tree, taken
+        again after every entry is processed (admissions change the shares): at each Cohort, among its
+        ClusterQueues' entries and its child Cohorts' winners, the lowest dominant resource share of that child
+        with the entry's usage added, then higher priority, then the older queue-order timestamp. Entries of
+        different trees cannot interact; they go in ``entry_key`` order."""
+        remaining = list(entries)
+
+        def share_with(child: Node, e: tuple) -> float:
+            info, a, _ = e
+            usage = a.usage() if a is not None else {}
+            cq = self.nodes[info.cq]
+            for fr, v in usage.items():
+                cq.add_usage(fr, v)
+            share = child.weighted_share()
+            for fr, v in usage.items():
+                cq.add_usage(fr, -v)
+            return share
+
+        def tie(e: tuple) -> tuple:
+            return (-e[0].priority, e[0].queued_at, e[0].seq)
+
+        def winner(node: Node, by_cq: dict) -> Optional[tuple]:
+            best, best_key = None, None
+            for child in node.children:
+                e = by_cq.get(child.name) if child.is_cq else winner(child, by_cq)
+                if e is None:
+                    continue
+                k = (share_with(child, e),) + tie(e)
+                if best_key is None or k < best_key:
+                    best, best_key = e, k
+            return best
+
+        while remaining:
+            by_root: dict[int, tuple[Node, dict]] = {}
+            for e in remaining:
+                node = self.nodes[e[0].cq]
+                root = node.root()
+                by_root.setdefault(id(root), (root, {}))[1].setdefault(e[0].cq, e)
+            firsts = []
+            for root, by_cq in by_root.values():
+                firsts.append(winner(root, by_cq) if not root.is_cq else by_cq[root.name])
+            nxt = min(firsts, key=lambda e: self.entry_key(e[0], e[1]))
+            remaining.remove(nxt)
+            yield nxt
 
     def entry_key(self, info: Info, a: Any) -> tuple:
         """The order of a cycle's entries. scheduler.go entryOrdering (classical): the borrowing level
