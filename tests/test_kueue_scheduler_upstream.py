@@ -95,6 +95,8 @@ ROWS = [
                    workload("new", "eng-alpha", "other", requests=cpu("20"))],
         reserved=[("eng-alpha/admitted", "other-alpha", ON)], pending=["eng-alpha/new"],
         scheduled={"eng-alpha/new": ("other-alpha", [SPOT])}),
+    # the row's Workload carries an AdmissionCheck in state Ready, which gpusim cannot express (no admission
+    # checks); a Ready check lets the workload be Admitted right after QuotaReserved, as a workload without checks
     Row("workload fits in single clusterQueue, with check state ready",
         workloads=[workload("foo", "sales", "main", podsets=[ps("one", 10, cpu="1")])], pending=["sales/foo"],
         scheduled={"sales/foo": ("sales", [{"cpu": "default"}])},
