@@ -102,12 +102,11 @@ class Preemptor:
             del lst[i]
 
     # --- candidates ----------------------------------------------------------------------------------------
-    def candidates(self, wl: Info, frs: set[FlavorResource], cohort: bool = True, same: bool = True
-                   ) -> Iterator[Info]:
-        """In CandidatesOrdering order: other CQs of the cohort that borrow first (``cohort``), then the
-        preemptor's CQ (``same``)."""
+    def candidates(self, wl: Info, frs: set[FlavorResource]) -> Iterator[Info]:
+        """preemption.go findCandidates (fair sharing), in CandidatesOrdering order: other CQs of the cohort tree
+        that borrow first, then the preemptor's CQ."""
         pol = self.policies[wl.cq]
-        if cohort and pol.reclaim_within_cohort != "Never":
+        if pol.reclaim_within_cohort != "Never":
             lists = [self._ordered[n] for n in self._cohort.get(wl.cq, ())
                      if self._ordered[n] and any(self.nodes[n].is_borrowing(fr) for fr in frs)]
             stream = lists[0] if len(lists) == 1 else heapq.merge(*lists, key=lambda e: e[0])
@@ -119,7 +118,7 @@ class Preemptor:
                     continue
                 if frs.intersection(c.usage):
                     yield c
-        if same and pol.within_cluster_queue != "Never":
+        if pol.within_cluster_queue != "Never":
             newer_equal = pol.within_cluster_queue == "LowerOrNewerEqualPriority"
             for _, c in self._ordered[wl.cq]:
                 if c.priority > wl.priority or (c.priority == wl.priority and not newer_equal):
