@@ -7,6 +7,7 @@ as its plain value here: UNVERIFIED for binary suffixes, gpusim prints bytes as 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from ..api.quantity import parse_quantity
@@ -18,8 +19,9 @@ FlavorResource = tuple[str, str]    # (flavor, resource), resources.FlavorResour
 
 
 def value(resource: str, q: Any) -> int:
-    """resources.ResourceValue: cpu → MilliValue, everything else → Value (ceil)."""
-    f = parse_quantity(q)
+    """resources.ResourceValue: cpu → MilliValue, everything else → Value (ceil). ``q`` is a quantity, or an
+    amount already parsed (a container's effective requests, componenthelpers.resource.container_requests)."""
+    f = q if isinstance(q, Fraction) else parse_quantity(q)
     return math.ceil(f * 1000) if resource == CPU else math.ceil(f)
 
 

@@ -2,10 +2,16 @@
 pkg/scheduler/scheduler.go, pkg/controller/core/{workload_controller.go,clusterqueue_controller.go,
 localqueue_controller.go}, pkg/workload/admission.go and requeue backoff in workload.go UpdateRequeueState).
 
-Cycle (scheduler.go schedule): take the head of every active ClusterQueue, nominate each (flavor assignment,
-preemption targets when it needs them), order the entries (non-borrowing before borrowing, higher priority,
-older first; with fair sharing lowest dominant resource share first), then admit in that order re-checking
-fit against what earlier entries took ("Workload no longer fits after processing another workload").
+Cycle (scheduler.go schedule): take the head of every active ClusterQueue, nominate each (flavor assignment, and
+the preemption targets of a Preempt assignment, both on the cache as the cycle starts), order the entries (lower
+borrowing level, higher priority, older first; with fair sharing a tournament up each Cohort tree, lowest dominant
+resource share with the workload first, taken again after every entry: makeFairSharingIterator), then
+process them in that order (processEntry): NoFit and Preempt-without-targets entries wait (a ClusterQueue that
+cannot always reclaim what it lends, reclaimWithinCohort not Any, then holds its nominal share for the rest of the
+cycle: reserveCapacityForUnreclaimablePreempt); an entry whose targets overlap those already preempted this cycle
+is skipped ("Workload has overlapping preemption targets with another workload"); one that does not fit once its
+own targets are gone is skipped ("Workload no longer fits after processing another workload"); a preempting entry
+evicts its targets and holds its usage until the cycle ends; a fitting one is admitted.
 
 Timing (gpusim's choice): upstream's loop runs cycles back to back while heads exist and blocks on the queue
 manager otherwise. gpusim does the same with zero simulated latency: at the simulated instant of any change
@@ -53,11 +59,12 @@ from .workload import (ADMITTED, DEACTIVATION_TARGET, EVICTED, EVICTED_BY_PODS_R
                        FINISHED, PENDING,
                        PODS_READY, PREEMPTED, QUOTA_RESERVED, REQUEUED, REQUEUING_LIMIT_EXCEEDED,
                        TOPOLOGY_PLACEMENT_FAILED, WAITING_FOR_PREEMPTED, WAITING_FOR_QUOTA, Info, pod_set_requests,
-                       remove_condition, set_condition)
+                       queue_order_timestamp, remove_condition, set_condition, validate_resources)
 
 SOURCE = "kueue-admission"               # scheduler's event recorder
 WORKLOAD_SOURCE = "kueue-workload-controller"   # UNVERIFIED recorder name
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
 NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
 NOT_READY_MSG = "Not all pods are ready or succeeded"
 READY_MSG = "All pods reached readiness and the workload is running"
@@ -97,6 +104,7 @@ class Kueue:
         self._kicked = False
         self._ns_cache: dict[tuple[str, str], bool] = {}   # namespaces' labels do not change in gpusim
         self._memo: dict[tuple, tuple] = {}         # (cq, signature) → (tree version, assignment, message)
+        self._held: dict[tuple, int] = {}            # (cq, flavor-resource) → quota held by this cycle's entries
         self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
         self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
         self.cycles = 0
@@ -306,6 +314,13 @@ class Kueue:
         for info in heads:
             touched.add(info.cq)
             cq_obj = self.cluster_queues[info.cq]
+            # nominate: workload.ValidateAdmissibility (requests within limits, then the namespace selector)
+            invalid = info.__dict__.get("_invalid_resources")
+            if invalid is None:      # a Workload's PodSets do not change
+                invalid = info.__dict__["_invalid_resources"] = validate_resources(info.obj)
+            if invalid:
+                entries.append((info, None, invalid))
+                continue
             if not self._namespace_matches(cq_obj, info.obj.metadata.namespace):
                 entries.append((info, None, NAMESPACE_MISMATCH))
                 continue
@@ -327,58 +342,154 @@ class Kueue:
             if a.mode == NO_FIT:
                 self._memo[memo_key] = (version, a, msg)
             entries.append((info, a, msg))
-        if self.config.fair_sharing:
-            def key(e):
-                info, a, _ = e
-                share = self.nodes[info.cq].weighted_share(a.usage() if a is not None else None)
-                return (share, -info.priority, info.queued_at, info.seq)
-        else:
-            def key(e):
-                info, a, _ = e
-                # entryOrdering: the borrowing level (Assignment.Borrows), then priority, then FIFO
-                return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
-        entries.sort(key=key)
-        preempting_roots: set[int] = set()
-        for info, a, msg in entries:
-            node = self.nodes[info.cq]
-            q = self.queues[info.cq]
-            if a is None or a.mode == NO_FIT:
-                # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
-                reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
-                self._set_pending(info, reason, msg)
-                q.requeue(info, immediate=False, namespace_mismatch=a is None)
-                continue
-            usage = a.usage()
-            targets = []
-            if a.mode == PREEMPT:
-                # scheduler.go: a Preempt entry without candidates is skipped before the cohort checks
+        # nominate / getInitialAssignments: the preemption targets of a Preempt assignment are found on the
+        # cache as the cycle started, before any entry is processed
+        targets_of: dict[int, list] = {}
+        for info, a, _ in entries:
+            if a is not None and a.mode == PREEMPT:
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
-                targets = self.preemptor.get_targets(info, usage, frs, tas_fits=self._tas_fits(a))
-                if not targets:
-                    waiting = [p for p in a.pod_sets if p.mode == PREEMPT]
-                    tas_only = bool(waiting) and all(p.topology_failed for p in waiting)
-                    self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
-                    q.requeue(info, immediate=False)
-                    continue
-            root = id(node.root())
-            if node.parent is not None and root in preempting_roots:
-                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
-                q.requeue(info, immediate=True)
-                continue
-            if a.mode == PREEMPT:
-                for t in targets:
-                    self._preempt(t.info, info, t.reason)
-                preempting_roots.add(root)
-                self._set_pending(info, WAITING_FOR_PREEMPTED,
-                                  f"{msg}. Pending the preemption of {len(targets)} workload(s)")
-                q.requeue(info, immediate=True)
-                continue
-            if not all(v <= node.available(fr) for fr, v in usage.items()):
-                self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
-                q.requeue(info, immediate=True)
-                continue
-            self._admit(info, a)
+                targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
+        entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
+        order = self._fair_sharing_order(entries) if self.config.fair_sharing else iter(entries)
+        # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
+        # from the cache, as upstream's fits check simulates their removal) and the quota reserved for the rest
+        # of the cycle by Preempt entries, undone when the cycle ends
+        preempted: set[str] = set()
+        reserved: list[tuple[Node, dict]] = []
+        try:
+            for info, a, msg in order:
+                self._process_entry(info, a, msg, targets_of.get(id(info), []), preempted, reserved)
+        finally:
+            for node, usage in reserved:
+                for fr, v in usage.items():
+                    node.add_usage(fr, -v)
+            self._held.clear()
         return True
+
+    def _fair_sharing_order(self, entries: list):
+        """makeFairSharingIterator: the next entry is the winner of a tournament up each Cohort tree, taken
+        again after every entry is processed (admissions change the shares): at each Cohort, among its
+        ClusterQueues' entries and its child Cohorts' winners, the lowest dominant resource share of that child
+        with the entry's usage added, then higher priority, then the older queue-order timestamp. Entries of
+        different trees cannot interact; they go in ``entry_key`` order."""
+        remaining = list(entries)
+
+        def share_with(child: Node, e: tuple) -> float:
+            info, a, _ = e
+            usage = a.usage() if a is not None else {}
+            cq = self.nodes[info.cq]
+            for fr, v in usage.items():
+                cq.add_usage(fr, v)
+            share = child.weighted_share()
+            for fr, v in usage.items():
+                cq.add_usage(fr, -v)
+            return share
+
+        def tie(e: tuple) -> tuple:
+            return (-e[0].priority, e[0].queued_at, e[0].seq)
+
+        def winner(node: Node, by_cq: dict) -> Optional[tuple]:
+            best, best_key = None, None
+            for child in node.children:
+                e = by_cq.get(child.name) if child.is_cq else winner(child, by_cq)
+                if e is None:
+                    continue
+                k = (share_with(child, e),) + tie(e)
+                if best_key is None or k < best_key:
+                    best, best_key = e, k
+            return best
+
+        while remaining:
+            by_root: dict[int, tuple[Node, dict]] = {}
+            for e in remaining:
+                node = self.nodes[e[0].cq]
+                root = node.root()
+                by_root.setdefault(id(root), (root, {}))[1].setdefault(e[0].cq, e)
+            firsts = []
+            for root, by_cq in by_root.values():
+                firsts.append(winner(root, by_cq) if not root.is_cq else by_cq[root.name])
+            nxt = min(firsts, key=lambda e: self.entry_key(e[0], e[1]))
+            remaining.remove(nxt)
+            yield nxt
+
+    def entry_key(self, info: Info, a: Any) -> tuple:
+        """The order of a cycle's entries. scheduler.go entryOrdering (classical): the borrowing level
+        (Assignment.Borrows), then higher priority (PrioritySortingWithinCohort, on), then the queue-order
+        timestamp (workload.Ordering GetQueueOrderTimestamp), then arrival. With fair sharing: the dominant
+        resource share of the ClusterQueue with the workload, then priority and timestamp."""
+        if self.config.fair_sharing:
+            share = self.nodes[info.cq].weighted_share(a.usage() if a is not None else None)
+            return (share, -info.priority, info.queued_at, info.seq)
+        return (a.borrow if a is not None else 1 << 62, -info.priority, info.queued_at, info.seq)
+
+    def _reserve(self, node: Node, usage: dict, reserved: list) -> None:
+        """cq.AddUsage on the cycle's snapshot: quota held for the rest of the cycle (not admitted usage, so the
+        usage history leaves it out)."""
+        usage = {fr: v for fr, v in usage.items() if v}
+        for fr, v in usage.items():
+            node.add_usage(fr, v)
+            self._held[(node.name, fr)] = self._held.get((node.name, fr), 0) + v
+        reserved.append((node, usage))
+
+    @staticmethod
+    def _resources_to_reserve(a: Any, node: Node) -> dict:
+        """scheduler.go quotaResourcesToReserve for a Preempt assignment: within nominal, what is left of the
+        nominal quota; when borrowing, up to nominal + borrowingLimit (the whole usage without a limit)."""
+        out = {}
+        for fr, v in a.usage().items():
+            nominal, used = node.nominal.get(fr, 0), node.usage.get(fr, 0)
+            if a.borrow > 0:
+                bl = node.borrowing_limit.get(fr)
+                out[fr] = v if bl is None else min(v, nominal + bl - used)
+            else:
+                out[fr] = max(0, min(v, nominal - used))
+        return out
+
+    def _process_entry(self, info: Info, a: Any, msg: str, targets: list, preempted: set[str],
+                       reserved: list) -> None:
+        """scheduler.go processEntry, for one nominated head in entry order."""
+        node = self.nodes[info.cq]
+        q = self.queues[info.cq]
+        if a is None or a.mode == NO_FIT:
+            # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
+            reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
+            self._set_pending(info, reason, msg)
+            q.requeue(info, immediate=False, namespace_mismatch=a is None and msg == NAMESPACE_MISMATCH)
+            return
+        usage = a.usage()
+        if a.mode == PREEMPT and not targets:
+            waiting = [p for p in a.pod_sets if p.mode == PREEMPT]
+            tas_only = bool(waiting) and all(p.topology_failed for p in waiting)
+            self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
+            q.requeue(info, immediate=False)
+            # reserveCapacityForUnreclaimablePreempt: a ClusterQueue that cannot always reclaim what it lends
+            # (preemption.CanAlwaysReclaim: reclaimWithinCohort Any) keeps its share for the rest of the cycle
+            if self.preemptor.policies[info.cq].reclaim_within_cohort != "Any":
+                self._reserve(node, self._resources_to_reserve(a, node), reserved)
+            return
+        if any(t.info.key in preempted for t in targets):
+            self._set_pending(info, WAITING_FOR_QUOTA, OVERLAPPING_TARGETS)
+            q.requeue(info, immediate=True)
+            return
+        for t in targets:      # fits: with this entry's own targets removed
+            self.preemptor._remove(t.info)
+        fits = all(v <= node.available(fr) for fr, v in usage.items())
+        for t in targets:
+            self.preemptor._restore(t.info)
+        if not fits:
+            self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
+            q.requeue(info, immediate=True)
+            return
+        if a.mode == PREEMPT:
+            preempted.update(t.info.key for t in targets)
+            for t in targets:
+                self._preempt(t.info, info, t.reason)
+            self._reserve(node, usage, reserved)
+            self._set_pending(info, WAITING_FOR_PREEMPTED,
+                              f"{msg}. Pending the preemption of {len(targets)} workload(s)")
+            q.requeue(info, immediate=True)
+            return
+        self._admit(info, a)
 
     def _tas_fits(self, a: Any):
         """For a workload with TAS PodSets: whether every placement fits once ``removed`` are gone
@@ -436,7 +547,7 @@ class Kueue:
         info.usage = a.usage()
         for fr, v in info.usage.items():
             node.add_usage(fr, v)
-            self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
+            self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr] - self._held.get((info.cq, fr), 0)))
         info.reserved_at = now
         info.last_message = info.last_reason = ""
         self.admitted[info.cq][info.key] = info
@@ -487,7 +598,7 @@ class Kueue:
         info.tas_usage = []
         for fr, v in info.usage.items():
             node.add_usage(fr, -v)
-            self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr]))
+            self.history.append((now, info.cq, fr[0], fr[1], node.usage[fr] - self._held.get((info.cq, fr), 0)))
         if self.admitted[info.cq].pop(info.key, None) is not None:
             self.preemptor.admitted_removed(info)
             self._lq(info)[1] -= 1
@@ -584,8 +695,7 @@ class Kueue:
         backoff = min(backoff * (1 + BACKOFF_JITTER * self.ctx.rng.random()), cfg.backoff_max_seconds)
         wl.status.requeue_state = RequeueState(count, now + backoff)
         set_condition(wl, REQUEUED, "False", EVICTED_BY_PODS_READY_TIMEOUT, message, now)
-        if cfg.requeuing_timestamp == "Eviction":
-            info.queued_at = now
+        info.queued_at = queue_order_timestamp(wl, cfg.requeuing_timestamp)
         self.ctx.api.update(wl)
         t = self.ctx.env.timeout(backoff)
         t.callbacks.append(lambda _e: self._backoff_finished(info))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..api.kueue_x_k8s_io import Condition, Workload
+from ..api.quantity import parse_quantity
 from ..componenthelpers.resource import container_requests
 from . import resources
 from .resources import FlavorResource
@@ -50,6 +51,44 @@ def set_condition(wl: Workload, ctype: str, status: str, reason: str, message: s
 
 def remove_condition(wl: Workload, ctype: str) -> None:
     wl.status.conditions = [c for c in wl.status.conditions if c.type != ctype]
+
+
+RESOURCES_VALIDATION_FAILED = "resources validation failed"           # workload.ErrInvalidWLResources
+REQUESTS_MUST_NOT_EXCEED_LIMITS = "requests must not exceed its limits"  # RequestsMustNotExceedLimitMessage
+
+
+def validate_resources(wl: Workload) -> str:
+    """workload.ValidateResources, as ValidateAdmissibility reports it: every (init) container whose requests
+    exceed its limits, ``spec.podSets[i].template.spec.containers[j]: Invalid value: ["cpu"]: requests must not
+    exceed its limits`` (field.Invalid; several errors joined as an aggregate), after "resources validation
+    failed: "; "" when valid."""
+    errs = []
+    for i, ps in enumerate(wl.spec.pod_sets):
+        spec = ps.template.spec
+        for kind, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+            for j, c in enumerate(containers):
+                limits = c.resources.limits
+                greater = sorted(r for r, q in c.resources.requests.items()
+                                 if r in limits and parse_quantity(q) > parse_quantity(limits[r]))
+                if greater:
+                    names = ",".join(f'"{r}"' for r in greater)
+                    errs.append(f"spec.podSets[{i}].template.spec.{kind}[{j}]: Invalid value: [{names}]: "
+                                f"{REQUESTS_MUST_NOT_EXCEED_LIMITS}")
+    if not errs:
+        return ""
+    return f"{RESOURCES_VALIDATION_FAILED}: " + (errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
+
+
+def queue_order_timestamp(wl: Workload, requeuing_timestamp: str = "Eviction") -> float:
+    """workload.Ordering GetQueueOrderTimestamp with PrioritySortingWithinCohort on (Kueue 0.19 default): the
+    time of the Evicted condition when the workload was evicted by the PodsReady timeout and
+    ``waitForPodsReady.requeuingStrategy.timestamp`` is Eviction, else the creation time. (Admission-check
+    evictions, the other case upstream, are not modelled.)"""
+    if requeuing_timestamp == "Eviction":
+        c = wl.condition(EVICTED)
+        if c is not None and c.status == "True" and c.reason == EVICTED_BY_PODS_READY_TIMEOUT:
+            return c.last_transition_time
+    return wl.metadata.creation_timestamp or 0.0
 
 
 @dataclass(eq=False)
