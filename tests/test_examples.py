@@ -19,7 +19,8 @@ EXAMPLES = ROOT / "examples"
 NAMES = ["lifecycle", "queueing", "admission-error", "xid-unhealthy", "inference-oom", "gang-partial-start",
          "capacity-reclaim", "native-gang", "native-gang-1.35",
          "volcano-gang", "volcano-queues", "volcano-hypernode",
-         "kueue-fair-sharing", "kueue-tas", "dra-gpu"]
+         "kueue-fair-sharing", "kueue-tas", "dra-gpu",
+         "compute-domain"]
 
 GPU = "nvidia.com/gpu"
 GRPC = 0.001             # Timing.grpc_latency default

@@ -26,6 +26,7 @@ from . import scheduling_k8s_io_v1alpha2 as schedv1alpha2
 from .scheduling_x_k8s_io_v1alpha1 import ElasticQuota, PodGroup
 from . import topology_node_k8s_io_v1alpha2 as nrt
 from . import resource_k8s_io_v1
+from . import resource_nvidia_com_v1beta1
 
 KINDS: dict[tuple[str, str], type] = {
     ("v1", "Pod"): Pod, ("v1", "Node"): Node, ("v1", "Namespace"): Namespace, ("v1", "ConfigMap"): ConfigMap,
@@ -47,6 +48,7 @@ KINDS: dict[tuple[str, str], type] = {
     **kueue_x_k8s_io.KINDS,
     **nrt.KINDS,
     **resource_k8s_io_v1.KINDS,   # Dynamic Resource Allocation (GA in 1.34)
+    **resource_nvidia_com_v1beta1.KINDS,   # NVIDIA's DRA driver: ComputeDomain
 }
 NAMESPACED = {"Pod", "ConfigMap", "Job", "PodDisruptionBudget", "PodGroup"}
 

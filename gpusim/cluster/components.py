@@ -18,7 +18,8 @@ from typing import Any, Callable, Optional
 
 from .. import kueue, operator, volcano
 from ..api.nvidia_v1 import OPERATOR_NAMESPACE
-from ..controllers import elasticquota, resourceclaim
+from ..api.resource_nvidia_com_v1beta1 import DRIVER_NAMESPACE
+from ..controllers import computedomain, elasticquota, resourceclaim
 from ..kueue import options as kueue_options
 from ..node import options as node_options
 from ..node.nfdtopologyupdater import install as nfd_install
@@ -53,6 +54,8 @@ COMPONENTS: tuple[Component, ...] = (
     Component("capacity-scheduling", install=elasticquota.install),
     Component("gang-scheduling", install=gangscheduling.install),
     Component("resourceclaim-controller", install=resourceclaim.install),   # DRA objects + kube-controller-manager's
+    Component("compute-domain-controller", install=computedomain.install, namespace=DRIVER_NAMESPACE,
+              needed=computedomain.needed),   # NVIDIA's DRA driver: ComputeDomains and their IMEX daemons
     Component("volcano", check=volcano_options.check, install=volcano.install, namespace=volcano.NAMESPACE,
               needed=volcano.needed),
     Component("kueue", check=kueue_options.check, install=kueue.install, namespace=kueue_options.NAMESPACE,

@@ -32,11 +32,13 @@ from ..api.scheduling_v1 import HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY
 from ..api.scheduling_v1alpha1 import validate_workload
 from ..api import scheduling_k8s_io_v1alpha2 as schedv1alpha2
 from ..api import resource_k8s_io_v1 as dra
+from ..api import resource_nvidia_com_v1beta1 as nvres
 from ..api.quantity import MAX_AMOUNT
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND, validate_node_resource_topology
 from ..api.validation import (TOO_LARGE, invalid, unsupported, validate_configmap_size, validate_job, validate_name,
                               validate_object_meta, validate_pod, validate_taint)
 from ..hardware import CATALOG, GPUModel, vgpu
+from ..hardware.catalog import BOARD_ONLY_MODELS
 from ..hardware.mig import full_gpu_labels
 from . import topology
 from .components import COMPONENTS
@@ -275,11 +277,15 @@ def _expand_pools(sc: Scenario) -> None:
             raise object_error(pool, src, "spec.pods", f"Invalid value: {s.pods}: must be greater than 0")
         model = None
         if s.gpu is not None:
-            if s.gpu.model not in CATALOG:
+            board_only = BOARD_ONLY_MODELS.get(s.gpu.model)
+            if board_only is not None and s.gpu.topology != board_only[1]:
+                raise object_error(pool, src, "spec.gpu.topology", f'Required value: {s.gpu.model} GPUs come only on '
+                                   f'the "{board_only[1]}" board: set spec.gpu.topology: {board_only[1]}')
+            if s.gpu.model not in CATALOG and board_only is None:
                 raise object_error(pool, src, "spec.gpu.model", unsupported(s.gpu.model, tuple(CATALOG)))
             if not 0 <= s.gpu.count <= MAX_GPUS_PER_NODE:
                 raise object_error(pool, src, "spec.gpu.count", f"Invalid value: {s.gpu.count}: must be between 0 and {MAX_GPUS_PER_NODE}, inclusive")
-            model = CATALOG[s.gpu.model]
+            model = board_only[0] if board_only is not None else CATALOG[s.gpu.model]
             if s.gpu.allocation not in GPU_ALLOCATIONS:
                 raise object_error(pool, src, "spec.gpu.allocation", unsupported(s.gpu.allocation, GPU_ALLOCATIONS))
             if s.gpu.allocation == GPU_ALLOCATION_DRA and sc.cluster_policy is not None \
@@ -468,10 +474,11 @@ DOWNTIME_FAULTS = ("KubeletRestart", "DevicePluginCrash", "NodeDown", "DriverFai
 
 
 def _validate_dra(sc: Scenario, namespaces: set[str]) -> None:
-    """resource.k8s.io/v1 objects: per-object validation; claims and templates live in existing namespaces."""
+    """resource.k8s.io/v1 objects and ComputeDomains: per-object validation; claims and templates live in existing namespaces."""
     validators = {dra.DeviceClass.RESOURCE: dra.validate_device_class, dra.ResourceClaim.RESOURCE:
                   dra.validate_resource_claim, dra.ResourceClaimTemplate.RESOURCE: dra.validate_resource_claim_template,
-                  dra.ResourceSlice.RESOURCE: dra.validate_resource_slice}
+                  dra.ResourceSlice.RESOURCE: dra.validate_resource_slice,
+                  nvres.ComputeDomain.RESOURCE: nvres.validate_compute_domain}
     for resource, validate in validators.items():
         for obj in sc.objects.get(resource, []):
             if is_namespaced(obj) and obj.metadata.namespace not in namespaces:

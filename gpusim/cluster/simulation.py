@@ -33,6 +33,8 @@ from ..controlplane.events import EventRecorder
 from ..controlplane.trace import Trace
 from ..api.gpusim_v1alpha1 import NVLINK_XID
 from ..api.nvidia_operands import DEPLOY_PREFIX, NFD_PCI_LABELS, is_operand_pod
+from ..api.resource_nvidia_com_v1beta1 import DRIVER_NAMESPACE
+from ..hardware.topology import CLIQUE_LABEL
 from ..api.nvidia_v1 import DEFAULT_DRIVER_VERSION, driver_version, section_enabled
 from ..api.topology_node_k8s_io_v1alpha2 import KIND as NRT_KIND
 from ..hardware import xid as xids
@@ -43,6 +45,7 @@ from ..hardware.migparted import default_configs
 from ..node.deviceplugin import NvidiaDevicePlugin, gpu_uuids, mig_devices
 from ..node.hami import HamiDevicePlugin
 from ..node import dra
+from ..node import computedomain as cdplugin
 from ..node.kubelet import Kubelet
 from ..node.labels import sharing_labels
 from ..node.migmanager import MigManager
@@ -85,6 +88,10 @@ def _copy_scenario(sc: Scenario) -> Scenario:
     return out
 
 
+def is_system_pod(pod: Any) -> bool:
+    return is_operand_pod(pod) or pod.metadata.namespace == DRIVER_NAMESPACE
+
+
 @dataclass
 class Result:
     """What a run leaves behind; views and the CLI read it."""
@@ -111,13 +118,15 @@ class Result:
         return self.ctx.trace
 
     def pods(self) -> list:
-        """The workload pods (every pod but the GPU Operator's operand pods, which ``operand_pods`` gives)."""
-        return sorted(self.api.list("Pod", lambda p: not is_operand_pod(p)),
+        """The workload pods (every pod but the GPU Operator's operand pods and the pods of NVIDIA's DRA driver in its
+        namespace, e.g. the IMEX daemons of ComputeDomains, which ``operand_pods`` gives)."""
+        return sorted(self.api.list("Pod", lambda p: not is_system_pod(p)),
                       key=lambda p: (p.metadata.namespace, p.metadata.name))
 
     def operand_pods(self) -> list:
-        """The pods of the GPU Operator's DaemonSets in namespace gpu-operator (``kubectl get pods -n gpu-operator``)."""
-        return sorted(self.api.list("Pod", is_operand_pod), key=lambda p: (p.metadata.namespace, p.metadata.name))
+        """The pods of the GPU Operator's DaemonSets in namespace gpu-operator (``kubectl get pods -n gpu-operator``)
+        and of NVIDIA's DRA driver in nvidia-dra-driver-gpu."""
+        return sorted(self.api.list("Pod", is_system_pod), key=lambda p: (p.metadata.namespace, p.metadata.name))
 
     @property
     def operator(self) -> Any:
@@ -195,6 +204,9 @@ class Simulation:
             if name in sc.dra_nodes:
                 version = driver_version(cp.spec) if cp is not None else DEFAULT_DRIVER_VERSION
                 kl.dra_plugins[dra.DRIVER_NAME] = dra.GpuKubeletPlugin(name, model, uuids, version)
+                clique = node.metadata.labels.get(CLIQUE_LABEL)
+                if clique:   # the compute-domain kubelet plugin on multi-node NVLink trays (node/computedomain.py)
+                    kl.dra_plugins[cdplugin.DRIVER_NAME] = cdplugin.ComputeDomainKubeletPlugin(ctx.api, name, clique)
             if joins:
                 self._later[name] = node
             if managed:
@@ -223,6 +235,10 @@ class Simulation:
             for name in dra.DEVICE_CLASSES:
                 if name not in written:
                     ctx.api.create(dra.device_class(name))
+            if any(cdplugin.DRIVER_NAME in kl.dra_plugins for kl in self.kubelets.values()):
+                for name in cdplugin.DEVICE_CLASSES:
+                    if name not in written:
+                        ctx.api.create(cdplugin.device_class(name))
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,

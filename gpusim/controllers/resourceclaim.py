@@ -122,5 +122,6 @@ def install(sim: Any) -> Optional[ResourceClaimController]:
                         ResourceClaim.RESOURCE) for o in sc.objects.get(r, [])]
     for o in objs:
         sim.ctx.api.create(o)
-    uses = any(p.spec.resource_claims for p in sc.pods) or any(j.spec.template.spec.resource_claims for j in sc.jobs)
+    uses = any(p.spec.resource_claims for p in sc.pods) or any(j.spec.template.spec.resource_claims for j in sc.jobs) \
+        or bool(sc.objects.get("ComputeDomain"))   # its IMEX daemon pods claim their daemon device
     return ResourceClaimController(sim.ctx) if objs or uses else None

@@ -28,6 +28,7 @@ from ..api.quantity import parse_quantity
 from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
 from ..api.v1helper import is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
+from .computedomain import PrepareError
 from ..componenthelpers.podutil import set_condition
 from ..componenthelpers.resource import pod_requests
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
@@ -89,6 +90,7 @@ class Kubelet:
         self.dra_prepared: dict[str, dict[str, list]] = {}
         self.dra_cdi_devices: dict[str, dict[str, list[str]]] = {}
         self.operands: Any = None            # node.operands.OperandHost when the GPU Operator manages the node
+        self._dra_retry: dict[str, Any] = {}  # pod uid → event after which a failed prepare may succeed
         self.active: dict[str, Pod] = {}     # admitted, not terminated
         self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
         self._used: dict[str, Fraction] = {}                           # Σ requests of the active pods
@@ -181,7 +183,13 @@ class Kubelet:
                 plugin = self.dra_plugins.get(driver)
                 if plugin is None:
                     return f"DRA driver {driver} is not registered"
-                prepared.update(plugin.node_prepare_resources([claim]))
+                try:
+                    prepared.update(plugin.node_prepare_resources([claim]))
+                except PrepareError as e:   # a driver's per-claim error (NodePrepareResourceResponse.Error),
+                    # as cm/dra manager.go prepareResources reports it
+                    if e.retry is not None:
+                        self._dra_retry[uid] = e.retry
+                    return f"NodePrepareResources failed for claim {ns}/{claim.metadata.name}: {e}"
         self.dra_prepared[uid] = prepared
         by_name = dict(claims)
         cdi: dict[str, list[str]] = {}
@@ -195,6 +203,8 @@ class Kubelet:
         self.dra_cdi_devices[uid] = cdi
         for devs in prepared.values():
             for dev in devs:
+                if dev.uuid is None:
+                    continue   # no GPU behind the device (an IMEX channel or daemon)
                 self.ctx.hold(self.node_name, "gpu.nvidia.com", dev.uuid, pod, dev.minor)
         self.ctx.trace.add(self.ctx.now, self.component, "dra.(*ManagerImpl).PrepareResources",
                            f"Pod {ns}/{pod.metadata.name}", "Success",
@@ -517,7 +527,8 @@ class Kubelet:
             # the pod worker retries; the pod stays ContainerCreating (not Failed, unlike an admission error)
             ctx.event(pod, WARNING, "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {err}",
                       self.source)
-            yield ctx.daemon_timeout(SANDBOX_RETRY_SECONDS)
+            timer, wake = ctx.daemon_timeout(SANDBOX_RETRY_SECONDS), self._dra_retry.pop(pod.metadata.uid, None)
+            yield timer if wake is None else timer | wake
             if not self.up or pod.metadata.uid not in self.active:
                 return
         plugin, dm = self.plugin, self.dm
