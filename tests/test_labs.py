@@ -977,3 +977,125 @@ def test_dra_mig_resource_claim_state_column():
     assert [dramig.claim_state(claim(*x)) for x in [(False, False, False), (True, False, False), (True, True, False),
                                                     (False, False, True), (True, True, True)]] == [
         "pending", "allocated", "allocated,reserved", "deleted", "deleted,allocated,reserved"]
+
+
+# --- lab 09, part 2: a multi-node NVLink job placed with a ComputeDomain -----------------------------------
+
+from gpusim.labs import check_compute_domain, computedomain  # noqa: E402
+from gpusim.labs.mnnvl import MSG_NO_CHANNEL, Rank, mnnvl_check  # noqa: E402
+
+NVL_JOB = (ROOT / "labs" / "09-dra-mig" / "compute-domain.yaml").read_text()
+CLIQUE_1, CLIQUE_2 = "u.1", "u.2"
+
+
+def _ranks(nodes: list[tuple[str, str | None]], gpus: int = 4, channel: bool = False, enable: int = 2) -> list[Rank]:
+    out = []
+    for node, clique in nodes:
+        for g in range(gpus):
+            out.append(Rank(len(out), f"pod-{node}", node, g, clique, channel, enable))
+    return out
+
+
+# NVIDIA/nccl src/init.cc initTransportsRank (the MNNVL gate) and src/mnnvl.cc ncclMnnvlCheck, v2.23-era source
+# (no upstream unit test exists for it): one row per branch. Not expressible: cuMem disabled and no FABRIC-handle
+# support (gpusim's GB200 has both), a zero cluster UUID (a fabric without one is not COMPLETED here), the export/
+# import failure with a channel present (the IMEX domain is down: gpusim's prepare waits for the daemon instead).
+@pytest.mark.parametrize("ranks, checked, mnnvl, sizes, error", [
+    (_ranks([("a", CLIQUE_1)]), False, False, {}, None),                                 # nNodes == 1, auto: no check
+    (_ranks([("a", CLIQUE_1)], channel=True, enable=1), True, True, {CLIQUE_1: 4}, None),  # enable == 1 forces it
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)], enable=0), False, False, {}, None),      # NCCL_MNNVL_ENABLE=0
+    (_ranks([("a", CLIQUE_1), ("b", None)]), True, False, {}, None),                     # a fabric not COMPLETED
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_2)], gpus=1), True, False, {CLIQUE_1: 1, CLIQUE_2: 1}, None),  # cliques of 1
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)]), True, False, {CLIQUE_1: 8}, MSG_NO_CHANNEL.format(size=8)),
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)], channel=True), True, True, {CLIQUE_1: 8}, None),
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_2)], channel=True), True, True, {CLIQUE_1: 4, CLIQUE_2: 4}, None),
+], ids=["one-node-auto", "one-node-forced", "disabled", "fabric-not-completed", "cliques-of-one", "no-imex-channel",
+        "one-clique", "two-cliques"])
+def test_nccl_mnnvl_check_rows(ranks, checked, mnnvl, sizes, error):
+    init = mnnvl_check(ranks)
+    assert (init.checked, init.mnnvl, init.clique_sizes, init.error) == (checked, mnnvl, sizes, error)
+
+
+def test_nccl_mnnvl_message_is_nccls():
+    assert MSG_NO_CHANNEL.format(size=16) == (
+        "MNNVL (cliqueSize 16) is available but not working on this system. Check the IMEX channel configuration "
+        "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.")
+
+
+@pytest.fixture(scope="module")
+def nvl_broken():
+    return run(text=NVL_JOB)
+
+
+@pytest.fixture(scope="module")
+def nvl_fixed():
+    return run(text=computedomain.with_compute_domain(NVL_JOB))
+
+
+def test_compute_domain_broken_reproduces_and_is_not_a_fix(nvl_broken):
+    c = check_compute_domain(nvl_broken, expect="broken")
+    assert c.passed, str(c)
+    assert "✓ Worker 分在 2 个 clique 上（clique 1: train-0, train-3；clique 2: train-1, train-2）" in c.lines
+    assert ("✓ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped); all-reduce 14 GB over 16 ranks: bus bandwidth "
+            "191.8 GB/s, 136.9 ms, bottleneck 4 NIC(s) at gb200-p1-0") in c.lines
+    f = check_compute_domain(nvl_broken)
+    assert [x.split("：")[0].split(" ")[1] for x in f.lines if x.startswith("✗")] == [
+        "ComputeDomain", "没有", "Worker", "NCCL:"]
+
+
+def test_compute_domain_fix_passes(nvl_fixed):
+    c = check_compute_domain(nvl_fixed)
+    assert c.passed, str(c)
+    assert ("✓ NCCL: MNNVL 1, cliques [16]; all-reduce 14 GB over 16 ranks: bus bandwidth 718.8 GB/s, 36.5 ms, "
+            "bottleneck NVLink domain") in c.lines
+    (cd,) = nvl_fixed.api.list("ComputeDomain")
+    assert cd.status.status == "Ready" and sorted(n.index for n in cd.status.nodes) == [0, 1, 2, 3]
+    assert {n.clique_id.rsplit(".", 1)[1] for n in cd.status.nodes} == {"1"}
+    table = computedomain.placement_table(nvl_fixed)
+    assert table.count("k8s.compute-domain.nvidia.com/claim=") == 4 and "<none>" not in table
+    assert not check_compute_domain(nvl_fixed, expect="broken").passed
+
+
+def test_compute_domain_node_selector_on_the_clique_is_a_fix_too():
+    """Pinning the workers to one partition by its clique label (instead of the pod affinity) also keeps them
+    in one clique: the checker judges the outcome, not the mechanism."""
+    r0 = run(text=NVL_JOB)
+    clique = next(n.metadata.labels["nvidia.com/gpu.clique"] for n in r0.nodes() if n.metadata.name == "gb200-p2-0")
+    text = computedomain.with_compute_domain(NVL_JOB, affinity=False).replace(
+        "  containers:\n  - name: trainer\n", f"  nodeSelector: {{nvidia.com/gpu.clique: {clique}}}\n  containers:\n  - name: trainer\n")
+    c = check_compute_domain(run(text=text))
+    assert c.passed, str(c)
+    assert "✓ Worker 都在一个 clique 上（clique 2: train-0, train-1, train-2, train-3）" in c.lines
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: computedomain.with_compute_domain(t, channel=False),
+     "✗ NCCL: NCCL WARN MNNVL (cliqueSize 16) is available but not working on this system."),
+    (lambda t: computedomain.with_compute_domain(t, channel=False, drop_env=False),
+     "✗ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped); all-reduce 14 GB over 16 ranks: bus bandwidth 191.8 GB/s"),
+    (lambda t: computedomain.with_compute_domain(t, affinity=False),
+     "✗ NCCL: MNNVL 1, cliques [8, 8]; all-reduce 14 GB over 16 ranks: bus bandwidth 383.3 GB/s"),
+    (lambda t: computedomain.with_compute_domain(t, affinity=False), "✗ Worker 分在 2 个 clique 上"),
+    (lambda t: computedomain.with_compute_domain(t, drop_env=False), "✗ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped)"),
+    (lambda t: t.replace(computedomain.ENV_LINE, ""), "✗ NCCL: NCCL WARN MNNVL (cliqueSize 8)"),
+    (lambda t: computedomain.with_compute_domain(t).replace("cliqueId: 2}", "cliqueId: 1}"), "✗ 集群被改动"),
+    (lambda t: computedomain.with_compute_domain(t).replace("exactly: {deviceClassName: gpu.nvidia.com, count: 4}",
+                                                            "exactly: {deviceClassName: gpu.nvidia.com, count: 2}"),
+     "✗ Worker 没有全部在 4 张 GPU 上运行：train-0 Running，2 个 GPU"),
+    (lambda t: computedomain.with_compute_domain(t).replace("metadata: {name: train-3, labels: {job: llm-pretrain}}",
+                                                            "metadata: {name: train-9, labels: {job: llm-pretrain}}"),
+     "✗ 负载被改动：缺少 train-3；多出 train-9"),
+], ids=["affinity-no-compute-domain", "affinity-and-mnnvl-off", "compute-domain-two-cliques",
+        "compute-domain-two-cliques-line", "mnnvl-off-kept", "env-dropped-only", "one-clique-cluster", "two-gpus-each",
+        "worker-renamed"])
+def test_compute_domain_false_fixes_fail(edit, expected):
+    c = check_compute_domain(run(text=edit(NVL_JOB)))
+    assert not c.passed
+    assert any(x.startswith(expected) or expected in x for x in c.lines), str(c)
+
+
+def test_compute_domain_helpers_validate(nvl_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_compute_domain(nvl_broken, expect="cascade")
+    with pytest.raises(ValueError, match="workers"):
+        computedomain.with_compute_domain(NVL_JOB.replace("four-gb200}", "other}"))
