@@ -996,8 +996,8 @@ def _ranks(nodes: list[tuple[str, str | None]], gpus: int = 4, channel: bool = F
     return out
 
 
-# NVIDIA/nccl src/init.cc initTransportsRank (the MNNVL gate) and src/mnnvl.cc ncclMnnvlCheck, v2.23-era source
-# (no upstream unit test exists for it): one row per branch. Not expressible: cuMem disabled and no FABRIC-handle
+# NVIDIA/nccl src/init.cc initTransportsRank (the MNNVL gate) and src/mnnvl.cc ncclMnnvlCheck at commit
+# 192610c9321b23deb0fad81cf51b99bc06849e85 (NCCL has no unit test for it): one row per branch. Not expressible: cuMem disabled and no FABRIC-handle
 # support (gpusim's GB200 has both), a zero cluster UUID (a fabric without one is not COMPLETED here), the export/
 # import failure with a channel present (the IMEX domain is down: gpusim's prepare waits for the daemon instead).
 @pytest.mark.parametrize("ranks, checked, mnnvl, sizes, error", [

@@ -3,7 +3,8 @@ run gave each rank: its node's NVLink fabric (GFD's ``nvidia.com/gpu.clique`` = 
 fabric state), the devices in its container (an IMEX channel from a ComputeDomain) and its ``NCCL_MNNVL_ENABLE``.
 
 gpusim runs containers, not NCCL; this module applies NCCL's rules to the simulated placement (mirrors NVIDIA/nccl
-src/init.cc ``initTransportsRank``, the MNNVL gate, and src/mnnvl.cc ``ncclMnnvlCheck``):
+src/init.cc ``initTransportsRank``, the MNNVL gate, and src/mnnvl.cc ``ncclMnnvlCheck``, read at commit
+192610c9321b23deb0fad81cf51b99bc06849e85):
 
 - the check runs when ``(nNodes > 1 && NCCL_MNNVL_ENABLE != 0 && p2pLevel != 0) || NCCL_MNNVL_ENABLE == 1``
   (``NCCL_MNNVL_ENABLE`` defaults to 2, auto; ``NCCL_P2P_LEVEL`` is not modelled, so p2pLevel is never 0);
@@ -28,7 +29,7 @@ from ..hardware import topology as hwtopology
 
 CHANNEL_CDI_PREFIX = "k8s.compute-domain.nvidia.com/claim="   # gpusim/node/computedomain.py, a channel's CDI id
 MNNVL_ENV = "NCCL_MNNVL_ENABLE"
-MNNVL_DEFAULT = 2                                             # src/mnnvl.cc / init.cc NCCL_PARAM(MNNVLEnable, ..., 2)
+MNNVL_DEFAULT = 2                                             # init.cc NCCL_PARAM(MNNVLEnable, "MNNVL_ENABLE", 2)
 MSG_NO_CHANNEL = ("MNNVL (cliqueSize {size}) is available but not working on this system. Check the IMEX channel "
                   "configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.")
 PREPARE = "dra.(*ManagerImpl).PrepareResources"
