@@ -3,6 +3,7 @@
     gpusim run FILE... [-o table|wide|json|events|trace] [--seed N] [--until T]
     gpusim describe pod NAME -f FILE... [-n NAMESPACE]
     gpusim describe node NAME -f FILE...
+    gpusim describe computedomain NAME -f FILE... [-n NAMESPACE]
     gpusim explain pod NAME -f FILE... [-n NAMESPACE]
     gpusim diagnose pod NAME -f FILE... [-n NAMESPACE]
     gpusim metrics -f FILE... [--at T] [--alerts]
@@ -61,8 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     desc = sub.add_parser("describe", help="describe a pod or node at the end of the run, as kubectl describe",
                           description="Run the scenario, then print the object as kubectl describe does, events "
                                       "included.")
-    desc.add_argument("kind", choices=["pod", "pods", "po", "node", "nodes", "no"], metavar="KIND",
-                      help="pod or node (pods, po, nodes, no also work)")
+    desc.add_argument("kind", choices=["pod", "pods", "po", "node", "nodes", "no", "computedomain", "computedomains"],
+                      metavar="KIND", help="pod, node or computedomain (pods, po, nodes, no, computedomains also work)")
     desc.add_argument("name", metavar="NAME", help="the object's name")
     desc.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                       help="a scenario file; repeat for several")
@@ -198,6 +199,9 @@ def _main(args, kubectl) -> int:
                     text = dcgm.alerts_table(result, at) if args.alerts else dcgm.exposition(result, at).rstrip("\n")
                 elif args.kind in ("pod", "pods", "po"):
                     text = kubectl.describe_pod(result, args.name, args.namespace)
+                elif args.kind.startswith("computedomain"):
+                    from .views.computedomain import describe_computedomain
+                    text = describe_computedomain(result, args.name, args.namespace)
                 else:
                     text = kubectl.describe_node(result, args.name)
             except KeyError as e:

@@ -129,14 +129,18 @@ class ComputeDomainController:
             rct.metadata.name = self._name(drv, ResourceClaimTemplate.RESOURCE, rct.metadata.generate_name)
             api.create(rct)
             self.daemon_templates[uid] = rct.metadata.name
+            self._trace(cd, "(*DaemonSetResourceClaimTemplateManager).Create", f"ResourceClaimTemplate {drv}/{rct.metadata.name}")
             name = cd.spec.channel.resource_claim_template.name
             if api.get(ResourceClaimTemplate.RESOURCE, cd.metadata.namespace, name) is None:
                 api.create(_template(cd.metadata.namespace, cd, "channel", cdapi.DEFAULT_CHANNEL_DEVICE_CLASS,
                                      cdapi.CHANNEL_CONFIG_KIND, cdapi.TARGET_WORKLOAD, name=name))
+                self._trace(cd, "(*WorkloadResourceClaimTemplateManager).Create",
+                            f"ResourceClaimTemplate {cd.metadata.namespace}/{name}")
         status = calculate_global_status(cd)
         if status != cd.status.status:
             cd.status.status = status
             changed = True
+            self._trace(cd, "(*ComputeDomainManager).updateGlobalStatus", status)
         if changed:
             api.update(cd)
         self._sync_daemons(uid)
@@ -180,7 +184,9 @@ class ComputeDomainController:
                 have[pod.metadata.annotations["gpusim.io/daemonset-node"]] = pod
         for node in wanted:
             if node not in have:
-                api.create(self._daemon_pod(self.domains[uid], node))
+                pod = api.create(self._daemon_pod(self.domains[uid], node))
+                self._trace(self.domains[uid], "daemonset.(*DaemonSetsController).syncNodes",
+                            f"Pod {pod.metadata.namespace}/{pod.metadata.name} on {node}")
 
     def _daemon_pod(self, cd: cdapi.ComputeDomain, node: str) -> Pod:
         """templates/compute-domain-daemon.tmpl.yaml, as the DaemonSet controller stamps it for ``node``."""
@@ -240,7 +246,8 @@ class ComputeDomainController:
                                             index=next_available_index(clique, cd.status.nodes))
             cd.status.nodes.append(entry)
         entry.status = status
-        cd.status.status = calculate_global_status(cd)
+        self._trace(cd, "compute-domain-daemon: node info upsert", f"{node} {status} index {entry.index}")
+        self._set_global(cd)
         self.ctx.api.update(cd)
 
     def _imex_ready(self, uid: str, pod: Pod) -> Generator:
@@ -257,8 +264,19 @@ class ComputeDomainController:
         keep = [n for n in cd.status.nodes if (n.ip_address != ip if ip else n.name != pod.spec.node_name)]
         if len(keep) != len(cd.status.nodes):
             cd.status.nodes = keep
-            cd.status.status = calculate_global_status(cd)
+            self._trace(cd, "(*DaemonSetPodManager).onPodDelete", f"{pod.spec.node_name} removed")
+            self._set_global(cd)
             self.ctx.api.update(cd)
+
+    def _set_global(self, cd: cdapi.ComputeDomain) -> None:
+        status = calculate_global_status(cd)
+        if status != cd.status.status:
+            cd.status.status = status
+            self._trace(cd, "(*ComputeDomainManager).updateGlobalStatus", status)
+
+    def _trace(self, cd: cdapi.ComputeDomain, function: str, result: str) -> None:
+        self.ctx.trace.add(self.ctx.now, "compute-domain-controller", function,
+                           f"ComputeDomain {cd.metadata.namespace}/{cd.metadata.name}", result)
 
 
 def install(sim: Any) -> Optional[ComputeDomainController]:

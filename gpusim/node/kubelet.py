@@ -212,7 +212,9 @@ class Kubelet:
                            claims=[{"claim": claim.metadata.name, "podClaimName": pod_claim, "request": r.request,
                                     "deviceClassName": _device_class(claim, r.request), "driver": r.driver, "pool": r.pool, "device": r.device,
                                     "cdiDeviceIDs": [i for d in prepared.get(claim.metadata.uid, [])
-                                                     if d.device_name == r.device for i in d.cdi_device_ids]}
+                                                     if d.device_name == r.device for i in d.cdi_device_ids],
+                                    "deviceNodes": [n for d in prepared.get(claim.metadata.uid, [])
+                                                    if d.device_name == r.device for n in getattr(d, "device_nodes", ())]}
                                    for pod_claim, claim in claims for r in claim.status.allocation.devices.results])
         return None
 
