@@ -13,9 +13,11 @@ it in its container; a required pod affinity on ``nvidia.com/gpu.clique`` keeps 
 ComputeDomain does not place pods); and ``NCCL_MNNVL_ENABLE=0`` goes.
 
 - :func:`with_compute_domain` — the fix (or parts of it) as an edit of the scenario text.
-- :func:`domain_table` — ``status`` and ``status.nodes`` of the ComputeDomains (name, clique, index, status).
 - :func:`placement_table` — per worker: node, clique, GPUs, IMEX channel device, ``NCCL_MNNVL_ENABLE``.
 - :func:`check_compute_domain` — the checker.
+
+The ComputeDomain itself is shown with gpusim.views.computedomain (``kubectl describe computedomain``, the channel
+path).
 """
 from __future__ import annotations
 
@@ -72,22 +74,6 @@ def with_compute_domain(text: str, channel: bool = True, affinity: bool = True, 
 
 def _domains(result) -> list:
     return sorted(result.api.list(cdapi.ComputeDomain.RESOURCE), key=lambda d: (d.metadata.namespace, d.metadata.name))
-
-
-def domain_table(result) -> str:
-    """Each ComputeDomain's ``spec.numNodes``, ``status.status`` and its ``status.nodes`` (name, cliqueID, index,
-    status), as ``kubectl get computedomain -o yaml`` shows them."""
-    from ..views.kubectl import _table
-    doms = _domains(result)
-    if not doms:
-        return "No resources found in default namespace."
-    rows = [["COMPUTEDOMAIN", "NUMNODES", "STATUS", "NODE", "CLIQUEID", "INDEX", "NODE STATUS"]]
-    for d in doms:
-        nodes = d.status.nodes or [None]
-        for n in nodes:
-            rows.append([d.metadata.name, str(d.spec.num_nodes), d.status.status or "-"] +
-                        ([n.name, n.clique_id, str(n.index), n.status] if n is not None else ["-"] * 4))
-    return _table(rows)
 
 
 def placement_table(result) -> str:
