@@ -178,7 +178,8 @@ class ContainerDevice:
 
 def container_devices(result, namespace: str = "default") -> list[ContainerDevice]:
     """Per container of each pod, the devices the kubelet handed it (CDI ids from ``PrepareResources``, the UUIDs
-    from the driver's prepared devices). A container with no device gets one row with ``device`` None."""
+    from the driver's prepared devices), read from the kubelet's state at the end of the run, so only pods still
+    active then have devices. A container with no device gets one row with ``device`` None."""
     devices = _slice_devices(result)
     out = []
     for pod in result.pods():
