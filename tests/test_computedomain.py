@@ -9,7 +9,8 @@ from gpusim.api import resource_nvidia_com_v1beta1 as cdapi
 from gpusim.api.errors import InputError
 from gpusim.cluster.scenario import load
 from gpusim.cluster.simulation import Simulation, run
-from gpusim.controllers.computedomain import calculate_global_status, next_available_index
+from gpusim.controllers.computedomain import (calculate_global_status, channel_allocation_mode_for,
+                                              next_available_index)
 from gpusim.views import computedomain as views
 
 EXAMPLE = "examples/compute-domain.yaml"
@@ -67,14 +68,16 @@ def test_compute_domain_decodes_with_crd_defaults():
 
 
 @pytest.mark.parametrize("spec, field, message", [
-    ("{numNodes: -1, channel: {resourceClaimTemplate: {name: t}}}", "spec.numNodes",
-     "should be greater than or equal to 0"),
+    ("{channel: {resourceClaimTemplate: {name: t}}}", "spec.numNodes", "Required value"),
     ("{numNodes: 1}", "spec.channel", "Required value"),
-    ("{channel: {resourceClaimTemplate: {name: Bad_Name}}}", "spec.channel.resourceClaimTemplate.name",
+    ("{numNodes: 1, channel: {}}", "spec.channel.resourceClaimTemplate", "Required value"),
+    ("{numNodes: 1, channel: {resourceClaimTemplate: {}}}", "spec.channel.resourceClaimTemplate.name",
+     "Required value"),
+    ("{numNodes: 0, channel: {resourceClaimTemplate: {name: Bad_Name}}}", "spec.channel.resourceClaimTemplate.name",
      "lowercase RFC 1123 subdomain"),
-    ("{channel: {resourceClaimTemplate: {name: t}, allocationMode: Some}}", "spec.channel.allocationMode",
-     'Unsupported value: "Some": supported values: "All", "Single"'),
-    ("{channel: {resourceClaimTemplate: {name: t}}, nodes: 3}", "spec.nodes", "unknown field"),
+    ("{numNodes: 0, channel: {resourceClaimTemplate: {name: t}, allocationMode: Some}}",
+     "spec.channel.allocationMode", 'Unsupported value: "Some": supported values: "All", "Single"'),
+    ("{numNodes: 0, channel: {resourceClaimTemplate: {name: t}}, nodes: 3}", "spec.nodes", "unknown field"),
 ])
 def test_validation_names_file_object_and_field(spec, field, message):
     text = POOLS + f"---\napiVersion: resource.nvidia.com/v1beta1\nkind: ComputeDomain\nmetadata: {{name: cd}}\nspec: {spec}\n"
@@ -82,6 +85,11 @@ def test_validation_names_file_object_and_field(spec, field, message):
         load(texts=[("cd.yaml", text)])
     msg = str(e.value)
     assert "cd.yaml" in msg and 'ComputeDomain "default/cd"' in msg and field in msg and message in msg, msg
+
+
+def test_negative_num_nodes_is_accepted_as_the_crd_does():
+    sc = load(texts=[("cd.yaml", POOLS + DOMAIN.replace("numNodes: 2", "numNodes: -1"))])
+    assert sc.objects["ComputeDomain"][0].spec.num_nodes == -1
 
 
 def test_gb200_needs_its_board():
@@ -97,8 +105,9 @@ def _cd(num_nodes, *statuses):
 
 
 @pytest.mark.parametrize("num_nodes, statuses, want", [
-    # kubernetes-sigs/dra-driver-nvidia-gpu cmd/compute-domain-controller/computedomain_test.go (dims fork
-    # 50ae3cb7b55f5a3b2c85d7ae4e836494d28ac62e) TestCalculateGlobalStatusDriverManagedUnaffected: numNodes 8, no nodes
+    # dims/dra-driver-nvidia-gpu (a fork of kubernetes-sigs/dra-driver-nvidia-gpu, NVIDIA/k8s-dra-driver-gpu's new
+    # home) cmd/compute-domain-controller/computedomain_test.go at 0ff7de088f0ecd71ff70fd854be90521c67ae5c3,
+    # TestCalculateGlobalStatusDriverManagedUnaffected: numNodes 8, no nodes
     (8, (), "NotReady"),
     # not expressible: TestCalculateGlobalStatusHostManaged (HostManagedIMEX is not modelled) and the
     # ControllerV1/PersistentAgent clique-protocol rows (the ComputeDomainCliques protocols are not modelled)
@@ -110,6 +119,17 @@ def _cd(num_nodes, *statuses):
 ])
 def test_calculate_global_status(num_nodes, statuses, want):
     assert calculate_global_status(_cd(num_nodes, *statuses)) == want
+
+
+@pytest.mark.parametrize("mode", ["All", "Single"])
+def test_channel_allocation_mode_for_passes_the_domains_mode_through(mode):
+    """dims/dra-driver-nvidia-gpu cmd/compute-domain-controller/resourceclaimtemplate_test.go at
+    0c019579b39a0a427028109e1c840c2437a49410, TestChannelAllocationModeFor: the two driver-managed rows ("passes
+    through the ComputeDomain's AllocationMode unchanged (All)" / "(Single)"). Not expressible: the two host-managed
+    rows (HostManagedIMEX, which forces Single, is not modelled)."""
+    cd = _cd(0)
+    cd.spec.channel = cdapi.ComputeDomainChannelSpec(allocation_mode=mode)
+    assert channel_allocation_mode_for(cd) == mode
 
 
 def test_next_available_index_fills_gaps_per_clique():
@@ -136,7 +156,7 @@ def test_controller_creates_the_workload_and_daemon_templates():
     assert rct.spec.spec.devices.config == [{"requests": ["channel"], "opaque": {
         "driver": "compute-domain.nvidia.com", "parameters": {
             "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
-            "domainID": cd.metadata.uid}}}]
+            "domainID": cd.metadata.uid, "allocationMode": "Single"}}}]
     (daemon,) = [t for t in s.ctx.api.list("ResourceClaimTemplate") if t.metadata.namespace == "nvidia-dra-driver-gpu"]
     assert daemon.metadata.name.startswith("cd-daemon-claim-template-")
     assert daemon.spec.spec.devices.requests[0].exactly.device_class_name == "compute-domain-daemon.nvidia.com"
@@ -171,8 +191,8 @@ def test_channel_waits_for_the_nodes_daemon_then_the_container_gets_it():
     assert nodes == ["gb-0", "gb-1"]
     assert all(s.ctx.api.get("Node", "", n).metadata.labels["resource.nvidia.com/computeDomain"] == uid for n in nodes)
     msgs = [e.message for e in s.ctx.recorder.log if e.reason == "FailedPrepareDynamicResources"]
-    assert msgs and msgs[0].startswith("Failed to prepare dynamic resources: NodePrepareResources failed for claim "
-                                       "default/w")
+    assert msgs and msgs[0].startswith("Failed to prepare dynamic resources: prepare dynamic resources: "
+                                       "NodePrepareResources failed for claim default/w")
     assert msgs[0].endswith("prepare devices failed: error applying config: error asserting ComputeDomain Ready: "
                             "current node not ready in ComputeDomain")
     # the daemons: one per labelled node, in the driver's namespace
@@ -208,6 +228,16 @@ def test_node_without_clique_gets_no_channel():
     msg = [e.message for e in s.ctx.recorder.log if e.reason == "FailedScheduling"][0]
     assert msg.startswith("0/3 nodes are available: 1 cannot allocate all claims, 2 node(s) didn't match Pod's "
                           "node affinity/selector.")
+
+
+def test_allocation_mode_all_injects_every_channel():
+    s = sim(POOLS + DOMAIN.replace("{resourceClaimTemplate: {name: cd-channel}}",
+                                   "{resourceClaimTemplate: {name: cd-channel}, allocationMode: All}") + pod("w0"))
+    r = s.run()
+    (row,) = views.channel_paths(r, "cd")
+    assert row["device"] == "channel-0" and len(row["cdiDeviceIDs"]) == 1
+    assert len(row["deviceNodes"]) == 2048 and row["deviceNodes"][-1] == "/dev/nvidia-caps-imex-channels/channel2047"
+    assert "/dev/nvidia-caps-imex-channels/channel0 … channel2047 (2048)" in views.channel_path_table(r, "cd")
 
 
 def test_one_channel_per_node_a_third_worker_waits():
@@ -257,3 +287,111 @@ def test_example_is_deterministic():
         r = run(EXAMPLE, until="10m")
         return views.domain_timeline(r, "train-cd")
     assert trace() == trace()
+
+
+# --- the kubelet plugin's Prepare, one claim at a time ------------------------------------------------------------
+def _plugin_world(node_labels=None, node_status=None, cd_ns="default"):
+    import random
+
+    import simpy
+
+    from gpusim.api.core_v1 import Node
+    from gpusim.api.meta import ObjectMeta
+    from gpusim.controlplane.apiserver import APIServer
+    from gpusim.node.computedomain import ComputeDomainKubeletPlugin
+
+    api = APIServer(simpy.Environment(), random.Random(1))
+    api.create(Node(metadata=ObjectMeta(name="gb-0", labels=dict(node_labels or {}))))
+    cd = cdapi.ComputeDomain(metadata=ObjectMeta(name="cd", namespace=cd_ns),
+                             spec=cdapi.ComputeDomainSpec(num_nodes=1, channel=cdapi.ComputeDomainChannelSpec()))
+    api.create(cd)
+    if node_status:
+        cd.status.nodes = [cdapi.ComputeDomainNode(name="gb-0", status=node_status)]
+    return api, cd, ComputeDomainKubeletPlugin(api, "gb-0", "uuid.32766")
+
+
+def _channel_claim(domain_uid, ns="default", kind="ComputeDomainChannelConfig"):
+    from gpusim.api.meta import ObjectMeta
+    from gpusim.api.resource_k8s_io_v1 import (AllocationResult, DeviceAllocationResult, DeviceClaim,
+                                               DeviceRequestAllocationResult, ResourceClaim, ResourceClaimSpec)
+    claim = ResourceClaim(metadata=ObjectMeta(name="c", namespace=ns, uid="claim-uid"), spec=ResourceClaimSpec(
+        devices=DeviceClaim(config=[{"requests": ["channel"], "opaque": {
+            "driver": "compute-domain.nvidia.com", "parameters": cdapi.channel_config(domain_uid, kind)}}])))
+    claim.status.allocation = AllocationResult(devices=DeviceAllocationResult(results=[
+        DeviceRequestAllocationResult("channel", "compute-domain.nvidia.com", "gb-0", "channel-0")]))
+    return claim
+
+
+PREFIX = "error preparing devices for claim claim-uid: prepare devices failed: "
+
+
+@pytest.mark.parametrize("case, labels, status, cd_ns, permanent, message", [
+    ("not ready yet", {}, None, "default", False,
+     "error applying config: error asserting ComputeDomain Ready: current node not ready in ComputeDomain"),
+    ("daemon failed", {}, "Failed", "default", False,
+     "error applying config: error asserting ComputeDomain Ready: current node failed in ComputeDomain"),
+    ("node serves another domain", {"resource.nvidia.com/computeDomain": "other"}, "Ready", "default", False,
+     "error applying config: error adding Node label for ComputeDomain: label already exists for a different "
+     "ComputeDomain"),
+    ("claim in another namespace", {}, "Ready", "team-b", True,
+     "error applying config: error asserting ComputeDomain's namespace: the ResourceClaim's namespace is different "
+     "than the ComputeDomain's namespace"),
+])
+def test_prepare_channel_errors(case, labels, status, cd_ns, permanent, message):
+    from gpusim.node.computedomain import PrepareError
+    api, cd, plugin = _plugin_world(labels, status, cd_ns)
+    with pytest.raises(PrepareError) as e:
+        plugin.node_prepare_resources([_channel_claim(cd.metadata.uid)])
+    assert str(e.value) == PREFIX + message and e.value.permanent == permanent
+    assert plugin.prepared == {}
+
+
+def test_prepare_channel_ready_labels_the_node_and_unprepare_removes_the_label():
+    api, cd, plugin = _plugin_world(node_status="Ready")
+    (dev,) = plugin.node_prepare_resources([_channel_claim(cd.metadata.uid)])["claim-uid"]
+    assert dev.cdi_device_ids == ("k8s.compute-domain.nvidia.com/claim=claim-uid-channel-0",)
+    assert dev.device_nodes == ("/dev/nvidia-caps-imex-channels/channel0",)
+    assert api.get("Node", "", "gb-0").metadata.labels["resource.nvidia.com/computeDomain"] == cd.metadata.uid
+    plugin.node_unprepare_resources(["claim-uid"])
+    assert "resource.nvidia.com/computeDomain" not in api.get("Node", "", "gb-0").metadata.labels
+
+
+def test_prepare_rejects_a_config_of_another_kind():
+    from gpusim.node.computedomain import PrepareError
+    api, cd, plugin = _plugin_world(node_status="Ready")
+    with pytest.raises(PrepareError, match="runtime object is not a recognized configuration") as e:
+        plugin.node_prepare_resources([_channel_claim(cd.metadata.uid, kind="GpuConfig")])
+    assert e.value.permanent
+
+
+def test_cli_describe_computedomain_and_driver_namespace_pods(capsys):
+    from gpusim.cli import main
+    assert main(["describe", "computedomain", "train-cd", "-f", EXAMPLE, "--until", "30m"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Name:         train-cd\nNamespace:    default\n") and "  Status:  Ready" in out
+    assert main(["describe", "computedomain", "nope", "-f", EXAMPLE]) == 1
+    assert 'computedomains.resource.nvidia.com "nope" not found' in capsys.readouterr().err
+    assert main(["run", EXAMPLE, "-n", "nvidia-dra-driver-gpu", "--until", "30m"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and all(line.startswith("computedomain-daemon-") and " Running " in line
+                                   for line in lines[1:])
+
+
+def test_device_plugin_gpus_with_a_dra_channel():
+    """The driver installed for ComputeDomains only (resources.gpus.enabled=false): GPUs from NVIDIA's device
+    plugin (``nvidia.com/gpu`` limits), the IMEX channel from the compute-domain kubelet plugin."""
+    pools = POOLS.replace("topology: gb200-nvl72, allocation: dra}", "topology: gb200-nvl72}")
+    worker = pod("w0").replace("containers: [{name: c, image: x, resources: {claims: [{name: ch}]}}]",
+                               "containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 4}, "
+                               "claims: [{name: ch}]}}]")
+    s = sim(pools + DOMAIN + worker)
+    s.ctx.env.run(until=30)
+    p = s.ctx.api.get("Pod", "default", "w0")
+    assert p.status.phase == "Running" and p.spec.node_name.startswith("gb-")
+    assert sorted(kl for kl, k in s.kubelets.items() if "compute-domain.nvidia.com" in k.dra_plugins) == ["gb-0", "gb-1"]
+    assert "gpu.nvidia.com" not in s.kubelets["gb-0"].dra_plugins
+    classes = {dc.metadata.name for dc in s.ctx.api.list("DeviceClass")}
+    assert classes == {"compute-domain-default-channel.nvidia.com", "compute-domain-daemon.nvidia.com",
+                       "gpu.nvidia.com", "mig.nvidia.com"}   # the H100 pool is still a DRA pool
+    (row,) = views.channel_paths(s.run(), "cd")
+    assert row["pod"] == "w0" and row["deviceNodes"] == ["/dev/nvidia-caps-imex-channels/channel0"]

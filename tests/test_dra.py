@@ -601,7 +601,8 @@ def test_a_slice_of_a_driver_not_running_on_the_node_allocates_but_the_kubelet_c
     assert [r.device for r in c.status.allocation.devices.results] == ["dev-0"]
     assert [r.name for r in c.status.reserved_for] == ["p"]
     msgs = [e.message for e in sim.ctx.recorder.log if e.reason == "FailedPrepareDynamicResources"]
-    assert msgs[0] == "Failed to prepare dynamic resources: DRA driver gpu.example.com is not registered"
+    assert msgs[0] == ("Failed to prepare dynamic resources: prepare dynamic resources: DRA driver gpu.example.com is "
+                       "not registered")
     assert sim.ctx.api.get("Pod", "default", "p").status.phase == "Pending"
 
 

@@ -46,8 +46,8 @@ class ComputeDomainChannelSpec:
 
 @dataclass
 class ComputeDomainSpec:
-    num_nodes: int = 0
-    channel: Optional[ComputeDomainChannelSpec] = None
+    num_nodes: int = field(default=0, metadata={"required": True})            # the CRD requires both
+    channel: Optional[ComputeDomainChannelSpec] = field(default=None, metadata={"required": True})
 
 
 @dataclass
@@ -79,19 +79,24 @@ class ComputeDomain:
 KINDS: dict[tuple[str, str], type] = {(GROUP_VERSION, "ComputeDomain"): ComputeDomain}
 
 
-def channel_config(domain_uid: str, kind: str = CHANNEL_CONFIG_KIND) -> dict:
+def channel_config(domain_uid: str, kind: str = CHANNEL_CONFIG_KIND, allocation_mode: str = "") -> dict:
     """DefaultComputeDomainChannelConfig (or ...DaemonConfig) with ``domainID`` set to the domain's UID, as the
-    controller writes it into a template's ``config[].opaque.parameters``."""
-    return {"apiVersion": GROUP_VERSION, "kind": kind, "domainID": domain_uid}
+    controller writes it into a template's ``config[].opaque.parameters``; a channel config also carries
+    ``allocationMode`` (``json:"allocationMode,omitempty"``)."""
+    out = {"apiVersion": GROUP_VERSION, "kind": kind, "domainID": domain_uid}
+    if allocation_mode:
+        out["allocationMode"] = allocation_mode
+    return out
 
 
 def validate_compute_domain(cd: ComputeDomain) -> Iterator[tuple[str, str]]:
-    """The CRD's OpenAPI checks (kube-openapi message format): ``numNodes`` ≥ 0 (the Go comment's "Must be zero
-    or greater"; the CRD's ``minimum`` is UNVERIFIED), ``channel`` present (``json:"channel"``, no omitempty),
-    the template's name a DNS subdomain (it becomes an object name), ``allocationMode`` in its Enum."""
+    """The CRD's OpenAPI checks (deployments/helm/nvidia-dra-driver-gpu/crds/resource.nvidia.com_computedomains.yaml
+    at 5a0112cb4b3a47c9a4d8812ee3c361bae8cfee49; kube-openapi message format): ``spec.channel`` and
+    ``spec.numNodes`` required (the decoder checks presence), ``allocationMode`` in its Enum. The CRD sets no
+    ``minimum`` on ``numNodes`` ("Must be zero or greater" is only its description), so a negative value is
+    accepted and counts as 0. The CRD accepts any string as the template's name; the controller's Create of the
+    template would then fail on the apiserver's name validation, which gpusim reports here, at load."""
     s = cd.spec
-    if s.num_nodes < 0:
-        yield "spec.numNodes", f"Invalid value: {s.num_nodes}: spec.numNodes in body should be greater than or equal to 0"
     if s.channel is None:
         yield "spec.channel", "Required value"
         return

@@ -204,9 +204,12 @@ class Simulation:
             if name in sc.dra_nodes:
                 version = driver_version(cp.spec) if cp is not None else DEFAULT_DRIVER_VERSION
                 kl.dra_plugins[dra.DRIVER_NAME] = dra.GpuKubeletPlugin(name, model, uuids, version)
-                clique = node.metadata.labels.get(CLIQUE_LABEL)
-                if clique:   # the compute-domain kubelet plugin on multi-node NVLink trays (node/computedomain.py)
-                    kl.dra_plugins[cdplugin.DRIVER_NAME] = cdplugin.ComputeDomainKubeletPlugin(ctx.api, name, clique)
+            clique = node.metadata.labels.get(CLIQUE_LABEL) if name in sc.gpus else None
+            if clique and (name in sc.dra_nodes or sc.objects.get("ComputeDomain")):
+                # NVIDIA's DRA driver's compute-domain kubelet plugin on multi-node NVLink trays
+                # (node/computedomain.py): on DRA nodes, and on device-plugin nodes when the scenario uses
+                # ComputeDomains (the driver installed with resources.gpus.enabled=false)
+                kl.dra_plugins[cdplugin.DRIVER_NAME] = cdplugin.ComputeDomainKubeletPlugin(ctx.api, name, clique)
             if joins:
                 self._later[name] = node
             if managed:
@@ -230,15 +233,15 @@ class Simulation:
                 else:
                     layouts = sc.mig_layouts.get(name) or [Layout.disabled(model)] * count
                     self._mig_manager(kl, model, node.metadata.labels.get("nvidia.com/mig.config"), layouts)
-        if sc.dra_nodes:   # the DeviceClasses the DRA driver's Helm chart installs, unless the scenario wrote them
-            written = {c.metadata.name for c in sc.objects.get("DeviceClass", [])}
-            for name in dra.DEVICE_CLASSES:
-                if name not in written:
-                    ctx.api.create(dra.device_class(name))
-            if any(cdplugin.DRIVER_NAME in kl.dra_plugins for kl in self.kubelets.values()):
-                for name in cdplugin.DEVICE_CLASSES:
-                    if name not in written:
-                        ctx.api.create(cdplugin.device_class(name))
+        # the DeviceClasses the DRA driver's Helm chart installs (for its GPUs, for its ComputeDomains), unless the
+        # scenario wrote them
+        written = {c.metadata.name for c in sc.objects.get("DeviceClass", [])}
+        device_classes = [dra.device_class(n) for n in dra.DEVICE_CLASSES] if sc.dra_nodes else []
+        if any(cdplugin.DRIVER_NAME in kl.dra_plugins for kl in self.kubelets.values()):
+            device_classes += [cdplugin.device_class(n) for n in cdplugin.DEVICE_CLASSES]
+        for dc in device_classes:
+            if dc.metadata.name not in written:
+                ctx.api.create(dc)
         version = tuple(int(x) for x in spec.kubernetes_version.split("."))
         self.scheduler = Scheduler(ctx, sc.scheduler_profiles or None, sc.scheduler_queue or None,
                                    k8s_version=version, registry=registry, config=sc.scheduler_config,

@@ -1,11 +1,12 @@
 """NVIDIA's compute-domain controller and the IMEX daemons it deploys (mirrors NVIDIA/k8s-dra-driver-gpu
-cmd/compute-domain-controller: computedomain.go ``onAddOrUpdate`` / ``calculateGlobalStatus`` (commit
-5321f9cde600966a6cd0c0ff5b0194e65ceb4493 and the later version that adds calculateGlobalStatus),
-resourceclaimtemplate.go ``WorkloadResourceClaimTemplateManager.Create`` / ``DaemonSetResourceClaimTemplateManager.Create``
-(1434b93b2952fbbe8fe04f7b2226c5e54cc11758), daemonsetpods.go ``onPodDelete`` (12d2af7d57694a1e990320e999e89d05daa9e0a0),
-templates/compute-domain-{workload,daemon}-claim-template.tmpl.yaml (3006fbd8167a0d4c4ba1ebf3b4d00d93d0866e09) and
-templates/compute-domain-daemon.tmpl.yaml (1434b93b2952fbbe8fe04f7b2226c5e54cc11758); cmd/compute-domain-daemon's
-node upsert and ``getNextAvailableIndex``).
+cmd/compute-domain-controller: computedomain.go ``onAddOrUpdate`` at 5321f9cde600966a6cd0c0ff5b0194e65ceb4493 and
+``calculateGlobalStatus`` of its later version (kubernetes-sigs/dra-driver-nvidia-gpu, the project's new home);
+resourceclaimtemplate.go ``WorkloadResourceClaimTemplateManager.Create`` / ``DaemonSetResourceClaimTemplateManager
+.Create`` at 1434b93b2952fbbe8fe04f7b2226c5e54cc11758; daemonsetpods.go ``onPodDelete`` at
+12d2af7d57694a1e990320e999e89d05daa9e0a0; templates/compute-domain-{workload,daemon}-claim-template.tmpl.yaml at
+3006fbd8167a0d4c4ba1ebf3b4d00d93d0866e09 and templates/compute-domain-daemon.tmpl.yaml at
+1434b93b2952fbbe8fe04f7b2226c5e54cc11758; cmd/compute-domain-daemon's ``getNextAvailableIndex`` and its node
+upsert into the domain's status, whose code beyond the fields it writes is UNVERIFIED).
 
 For every ComputeDomain:
 - the finalizer ``resource.nvidia.com/computeDomain``; the workload ResourceClaimTemplate named by
@@ -18,9 +19,12 @@ For every ComputeDomain:
   hostNetwork). gpusim has no DaemonSet kind: this controller also does the DaemonSet controller's part, one pod
   ``<daemonset>-<5>`` per selected node, pinned by the ``matchFields metadata.name`` affinity the DaemonSet
   controller writes, and deletes it when the node loses the label. The kubelet plugin labels a node when it
-  prepares a channel there, so the daemons follow the workload pods. The DaemonSet's name
-  (``<domain>-<5 characters>``) is UNVERIFIED.
+  prepares a channel there, so the daemons follow the workload pods. The DaemonSet is
+  ``computedomain-daemon-<domain UID>`` (kubernetes-sigs/dra-driver-nvidia-gpu, NVIDIA/k8s-dra-driver-gpu's new
+  home, cmd/compute-domain-controller/daemonset.go ``expectedDaemonSet``, stored version
+  3fe94879c9cfdbdc8fad4b62c712f0c7a1f9de22).
 - a running daemon adds its node to ``status.nodes`` (``name``, ``ipAddress`` = the node's address with hostNetwork,
+  empty in gpusim, whose nodes have no addresses,
   ``cliqueID`` = the node's ``nvidia.com/gpu.clique``, ``index`` = the lowest index unused in that clique,
   ``status: NotReady``) and, once its IMEX daemon answers READY (the startup probe), ``status: Ready``. How long
   IMEX takes to come up is gpusim's ``IMEX_STARTUP_SECONDS`` (not an upstream constant). A deleted daemon pod is
@@ -32,7 +36,8 @@ For every ComputeDomain:
   a deleted domain's templates and daemon pods are deleted at once.
 
 Modelled with ``IMEXDaemonsWithDNSNames`` on (the default) and ``ComputeDomainCliques`` off (status.nodes written by
-the daemons); ``allocationMode: All`` is accepted but the template still asks for the default channel.
+the daemons). ``allocationMode`` goes into the channel config (channelAllocationModeFor); with ``All`` the template
+still asks for the default channel device and the kubelet plugin injects every IMEX channel.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 IMEX_STARTUP_SECONDS = 5.0
 DAEMON_CONTAINER = "compute-domain-daemon"
 DAEMON_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu"
+DAEMON_NODE_ANNOTATION = "gpusim.io/daemonset-node"   # gpusim's record of the node a daemon pod was made for
 
 
 def calculate_global_status(cd: cdapi.ComputeDomain) -> str:
@@ -73,6 +79,13 @@ def next_available_index(clique: str, nodes: list[cdapi.ComputeDomainNode]) -> i
     return i
 
 
+def channel_allocation_mode_for(cd: cdapi.ComputeDomain) -> str:
+    """channelAllocationModeFor with driver-managed IMEX: the domain's ``spec.channel.allocationMode`` unchanged
+    (host-managed IMEX, which forces Single, is not modelled). The function is known from its test
+    (resourceclaimtemplate_test.go TestChannelAllocationModeFor); its source is not in the stored sources."""
+    return cd.spec.channel.allocation_mode
+
+
 def _template(ns: str, cd: cdapi.ComputeDomain, request: str, device_class: str, kind: str, target: str,
               name: str = "", generate_name: str = "") -> ResourceClaimTemplate:
     labels = {cdapi.COMPUTE_DOMAIN_LABEL: cd.metadata.uid, cdapi.APP_LABEL[0]: cdapi.APP_LABEL[1],
@@ -80,7 +93,9 @@ def _template(ns: str, cd: cdapi.ComputeDomain, request: str, device_class: str,
     spec = ResourceClaimSpec(devices=DeviceClaim(
         requests=[DeviceRequest(name=request, exactly=ExactDeviceRequest(device_class_name=device_class))],
         config=[{"requests": [request], "opaque": {"driver": cdapi.DRIVER_NAME,
-                                                   "parameters": cdapi.channel_config(cd.metadata.uid, kind)}}]))
+                                                   "parameters": cdapi.channel_config(
+                                                       cd.metadata.uid, kind, channel_allocation_mode_for(cd)
+                                                       if kind == cdapi.CHANNEL_CONFIG_KIND else "")}}]))
     return ResourceClaimTemplate(metadata=ObjectMeta(name=name, namespace=ns, generate_name=generate_name,
                                                      labels=labels, finalizers=[cdapi.FINALIZER]),
                                  spec=ResourceClaimTemplateSpec(spec=spec))
@@ -123,13 +138,14 @@ class ComputeDomainController:
             changed = True
         api, drv = self.ctx.api, cdapi.DRIVER_NAMESPACE
         if uid not in self.daemonsets:
-            self.daemonsets[uid] = self._name(drv, "Pod", f"{cd.metadata.name}-")
+            self.daemonsets[uid] = f"computedomain-daemon-{uid}"      # daemonset.go expectedDaemonSet
             rct = _template(drv, cd, "daemon", cdapi.DAEMON_DEVICE_CLASS, cdapi.DAEMON_CONFIG_KIND,
                             cdapi.TARGET_DAEMON, generate_name=f"{cd.metadata.name}-daemon-claim-template-")
             rct.metadata.name = self._name(drv, ResourceClaimTemplate.RESOURCE, rct.metadata.generate_name)
             api.create(rct)
             self.daemon_templates[uid] = rct.metadata.name
-            self._trace(cd, "(*DaemonSetResourceClaimTemplateManager).Create", f"ResourceClaimTemplate {drv}/{rct.metadata.name}")
+            self._trace(cd, "(*DaemonSetResourceClaimTemplateManager).Create",
+                        f"ResourceClaimTemplate {drv}/{rct.metadata.name}")
             name = cd.spec.channel.resource_claim_template.name
             if api.get(ResourceClaimTemplate.RESOURCE, cd.metadata.namespace, name) is None:
                 api.create(_template(cd.metadata.namespace, cd, "channel", cdapi.DEFAULT_CHANNEL_DEVICE_CLASS,
@@ -177,11 +193,11 @@ class ComputeDomainController:
                         if n.metadata.labels.get(cdapi.COMPUTE_DOMAIN_LABEL) == uid)
         have = {}
         for pod in self._daemon_pods(uid):
-            if pod.spec.node_name and pod.spec.node_name not in wanted or pod.metadata.annotations.get(
-                    "gpusim.io/daemonset-node") not in wanted:
+            node = pod.metadata.annotations.get(DAEMON_NODE_ANNOTATION)
+            if node not in wanted:
                 api.delete(pod)
             else:
-                have[pod.metadata.annotations["gpusim.io/daemonset-node"]] = pod
+                have[node] = pod
         for node in wanted:
             if node not in have:
                 pod = api.create(self._daemon_pod(self.domains[uid], node))
@@ -197,7 +213,7 @@ class ComputeDomainController:
                 NodeSelectorRequirement(key="metadata.name", operator="In", values=[node])])])))
         return Pod(metadata=ObjectMeta(
             name=name, namespace=cdapi.DRIVER_NAMESPACE, labels={cdapi.COMPUTE_DOMAIN_LABEL: uid},
-            annotations={"gpusim.io/daemonset-node": node},
+            annotations={DAEMON_NODE_ANNOTATION: node},
             owner_references=[OwnerReference("apps/v1", "DaemonSet", ds, "", True, True)]),
             spec=PodSpec(
                 containers=[Container(name=DAEMON_CONTAINER, image=DAEMON_IMAGE, resources=ResourceRequirements(

@@ -1,9 +1,21 @@
 """A ComputeDomain followed from the object to the container (course 05-8 §5): examples/compute-domain.yaml run
 with NVIDIA's DRA driver models (gpusim.controllers.computedomain, gpusim.node.computedomain) and read back.
 
-:func:`walkthrough` returns the run and four tables: the controller's and daemons' steps (``timeline``), the
-generated workload template (``template``), the daemons' entries in ``status.nodes`` (``nodes``) and each worker's
-channel as its container got it (``channels``).
+The API a notebook or lab uses (everything else is internal):
+
+- ``walkthrough(until="30m", num_nodes=None) -> Walkthrough``: run the example (its ComputeDomain ``train-cd``'s
+  ``spec.numNodes`` replaced when ``num_nodes`` is given). ``Walkthrough`` has ``result`` (the run, as
+  ``gpusim.cluster.simulation.run`` returns it), ``timeline`` ([(time, upstream function, result)] of the
+  controller, the DaemonSet part and the daemons), ``template`` (the generated workload ResourceClaimTemplate: name,
+  labels, request, deviceClassName, opaque config), ``nodes`` (``status.nodes`` as dicts), ``channels`` (one row per
+  worker: pod, node, claim, device, cdiDeviceIDs, deviceNodes, daemon, daemonStatus, index), ``failed_prepare``
+  ([(time, pod, message)] of FailedPrepareDynamicResources) and ``pods_table()``.
+- On any run: ``gpusim.views.computedomain`` ``get_computedomains``, ``describe_computedomain``, ``channel_paths`` /
+  ``channel_path_table``, ``domain_timeline`` (a domain by name and namespace); the CLI's
+  ``gpusim describe computedomain NAME -f FILE``; the daemon pods with ``gpusim run FILE -n nvidia-dra-driver-gpu``.
+- Scenario side: ``NodePool spec.gpu: {model: GB200, count: 4, topology: gb200-nvl72, allocation: dra}`` (trays of
+  18 per rack share ``nvidia.com/gpu.clique``; only such nodes run the compute-domain kubelet plugin) and a
+  ``resource.nvidia.com/v1beta1`` ComputeDomain whose ``spec.channel.resourceClaimTemplate.name`` pods reference.
 """
 from __future__ import annotations
 

@@ -52,8 +52,10 @@ CATALOG: dict[str, GPUModel] = {m.name: m for m in [
 # GPUs sold only on one board, not as a part a NodePool can put on any server: a pool names the board
 # (``spec.gpu.topology``) and the model together. GB200: the Blackwell GPU of a GB200 NVL72 compute tray (4 per tray);
 # compute capability 10.0 and NVLink 5 with 18 links (``NV18`` in ``nvidia-smi topo -m``, topology.md §1.4).
-# The memory (186 GB HBM3e per GPU from the NVL72's 13.4 TB; GFD's MiB value) and the SM count are UNVERIFIED;
-# gpusim has no MIG profile table for Blackwell, so the model is not MIG-capable here.
+# From third-party observations, not an NVIDIA spec sheet: ``nvidia-smi --query-gpu=name,memory.total`` prints
+# "NVIDIA GB200, 189471 MiB" (several public benchmark logs), GFD's product label is NVIDIA-GB200 (a deployment
+# guide's node selector), and benchmark notes give 152 SMs. gpusim has no MIG profile table for Blackwell, so the
+# model is not MIG-capable here.
 BOARD_ONLY_MODELS: dict[str, tuple[GPUModel, str]] = {
     "GB200": (GPUModel("GB200", "NVIDIA-GB200", 189471, 152, (10, 0), False, 5, 18), "gb200-nvl72"),
 }

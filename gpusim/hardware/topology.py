@@ -383,7 +383,7 @@ DEFAULT_BOARDS = {
     ("H100-SXM5-80GB", 8): "dgx-h100",
     ("H200-141GB", 8): "hgx-h200",
     ("L40S", 8): "pcie-l40s",
-    ("GB200", 4): "gb200-nvl72",           # not a catalog model yet; a NodePool names the board explicitly
+    ("GB200", 4): "gb200-nvl72",           # a board-only model (catalog.BOARD_ONLY_MODELS): the pool names the board
 }
 
 

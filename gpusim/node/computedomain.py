@@ -12,14 +12,19 @@ commits 2768fc1e33c7b8938673d6e1c10e47abe209284b (driver.go, device_state.go), 0
   ("they are instead advertised as a network resource from the control plane").
 - Where it runs: upstream's chart runs the plugin on every GPU node; on a node without a fabric clique it still
   publishes both devices and prepares channels without creating a channel device ("noop" mode). gpusim runs it
-  only on DRA nodes whose board carries GFD's ``nvidia.com/gpu.clique`` label (the node's cliqueID), so a pod asking
-  for a channel on other nodes stays Pending with the allocator's ``cannot allocate all claims``.
+  only on GPU nodes whose board carries GFD's ``nvidia.com/gpu.clique`` label (the node's cliqueID): DRA nodes
+  (``spec.gpu.allocation: dra``), and device-plugin nodes when the scenario has a ComputeDomain (the chart with
+  ``resources.gpus.enabled: false``: GPUs from the device plugin, channels from DRA, as the driver's nvbandwidth
+  example mixes them). A pod asking for a channel on other nodes stays Pending with the allocator's ``cannot
+  allocate all claims``.
 - Prepare of a channel (config ``ComputeDomainChannelConfig``): the claim must be in the domain's namespace
   (permanent error), the plugin labels its node ``resource.nvidia.com/computeDomain=<domain UID>`` (which pulls the
   domain's IMEX daemon onto the node, gpusim/controllers/computedomain.py), then asserts that this node's daemon is
   Ready in ``status.nodes`` (``current node not ready in ComputeDomain``; ``Failed`` is a binding failure). The
   container gets ``/dev/nvidia-caps-imex-channels/channel<id>`` through the CDI id
-  ``k8s.compute-domain.nvidia.com/claim=<claim UID>-channel-<id>``.
+  ``k8s.compute-domain.nvidia.com/claim=<claim UID>-channel-<id>``; with the config's ``allocationMode: All`` it
+  gets all 2048 channels (channel0..channel2047) through that one CDI device (applyComputeDomainChannelConfig in
+  the later device_state.go, maxImexChannelCount; the count is nvlib.go's getImexChannelCount).
 - Prepare of a daemon device (``ComputeDomainDaemonConfig``): the CDI ids ``k8s.compute-domain.nvidia.com/device=all``
   and ``.../claim=<claim UID>-daemon-0`` (the fabric-imex-mgmt nvcap device and the /imexd mount).
 - Unprepare of a channel removes the node label when it still names the domain.
@@ -131,7 +136,8 @@ class ComputeDomainKubeletPlugin:
     @staticmethod
     def devices() -> list[Device]:
         """ComputeDomainChannelInfo.GetDevice for channel 0 and ComputeDomainDaemonInfo.GetDevice for daemon 0."""
-        return [Device(name=f"{kind}-0", attributes={"type": DeviceAttribute(string=kind), "id": DeviceAttribute(int_=0)})
+        return [Device(name=f"{kind}-0",
+                       attributes={"type": DeviceAttribute(string=kind), "id": DeviceAttribute(int_=0)})
                 for kind in (cdapi.CHANNEL_TYPE, cdapi.DAEMON_TYPE)]
 
     def resource_slices(self, rng: random.Random) -> list[ResourceSlice]:
@@ -202,8 +208,11 @@ class ComputeDomainKubeletPlugin:
                 except PrepareError as e:
                     raise PrepareError(f"error applying config: {e}", retry=self.changed()) from None
                 channel = int(r.device.rsplit("-", 1)[1])
+                # applyComputeDomainChannelConfig: allocationMode All injects every channel (maxImexChannelCount)
+                ids = range(IMEX_CHANNEL_COUNT) if params.get("allocationMode") == cdapi.ALLOCATION_MODE_ALL \
+                    else (channel,)
                 out.append(PreparedDevice((r.request,), r.pool, r.device, (claim_dev,),
-                                          (CHANNEL_DEVICE_PATH.format(channel),), uid, cdapi.CHANNEL_TYPE))
+                                          tuple(CHANNEL_DEVICE_PATH.format(i) for i in ids), uid, cdapi.CHANNEL_TYPE))
             else:
                 out.append(PreparedDevice((r.request,), r.pool, r.device, (f"{CDI_VENDOR}/device=all", claim_dev),
                                           (), uid, cdapi.DAEMON_TYPE))

@@ -527,8 +527,10 @@ class Kubelet:
             if err is None:
                 break
             # the pod worker retries; the pod stays ContainerCreating (not Failed, unlike an admission error)
-            ctx.event(pod, WARNING, "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {err}",
-                      self.source)
+            # kuberuntime SyncPod's event around cm/dra manager.go Manager.PrepareResources, which wraps every error
+            # of prepareResources as "prepare dynamic resources: %w"
+            ctx.event(pod, WARNING, "FailedPrepareDynamicResources",
+                      f"Failed to prepare dynamic resources: prepare dynamic resources: {err}", self.source)
             timer, wake = ctx.daemon_timeout(SANDBOX_RETRY_SECONDS), self._dra_retry.pop(pod.metadata.uid, None)
             yield timer if wake is None else timer | wake
             if not self.up or pod.metadata.uid not in self.active:

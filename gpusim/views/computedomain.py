@@ -1,7 +1,7 @@
 """ComputeDomains as kubectl shows them and the path of an IMEX channel from the object to the container.
 
-- ``get_computedomains``: ``kubectl get computedomains`` (the CRD has no additionalPrinterColumns in the stored
-  sources, so kubectl prints NAME and AGE; UNVERIFIED for newer chart versions).
+- ``get_computedomains``: ``kubectl get computedomains``: the CRD (crds/resource.nvidia.com_computedomains.yaml at
+  5a0112cb4b3a47c9a4d8812ee3c361bae8cfee49) has no additionalPrinterColumns, so kubectl prints NAME and AGE.
 - ``describe_computedomain``: ``kubectl describe computedomain``: the generic describer's Name, Namespace,
   Labels, API Version, Kind, Spec and Status blocks.
 - ``channel_paths``: one row per workload pod that got a channel of the domain: its node, claim, device, CDI id
@@ -84,7 +84,9 @@ def channel_paths(result, name: str, namespace: str = "default") -> list[dict[st
 def channel_path_table(result, name: str, namespace: str = "default") -> str:
     rows = [["POD", "NODE", "CLAIM", "DEVICE", "DEVICE NODE", "IMEX DAEMON", "INDEX"]]
     for r in channel_paths(result, name, namespace):
-        rows.append([r["pod"], r["node"], r["claim"], r["device"], ",".join(r["deviceNodes"]) or "-", r["daemon"],
+        dev = r["deviceNodes"]
+        shown = ",".join(dev) if len(dev) <= 2 else f"{dev[0]} … {dev[-1].rsplit('/', 1)[1]} ({len(dev)})"
+        rows.append([r["pod"], r["node"], r["claim"], r["device"], shown or "-", r["daemon"],
                      "-" if r["index"] is None else str(r["index"])])
     return _table(rows)
 
