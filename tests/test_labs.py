@@ -865,3 +865,236 @@ def test_get_nodes_label_and_resource_columns(mig_broken):
                           resources=("nvidia.com/gpu", "nvidia.com/mig-1g.10gb")).splitlines()
     assert head.split()[-6:] == ["GPU", "(alloc/cap)", "MIG-1G.10GB", "(alloc/cap)", "MIG.CONFIG", "MIG.CONFIG.STATE"]
     assert row.split()[-4:] == ["8/8", "0/0", "all-1g.10gb", "failed"]
+
+
+# --- lab 09: two containers of a pod share one MIG device through DRA ---------------------------------------
+
+from gpusim.labs import check_dra_mig, dramig  # noqa: E402
+
+DRA_MIG = (ROOT / "labs" / "09-dra-mig" / "cluster.yaml").read_text()
+
+
+@pytest.fixture(scope="module")
+def dra_mig_broken():
+    return run(text=DRA_MIG)
+
+
+@pytest.fixture(scope="module")
+def dra_mig_fixed():
+    return run(text=dramig.shared_claim(DRA_MIG))
+
+
+def test_dra_mig_broken_reproduces_and_is_not_a_fix(dra_mig_broken):
+    c = check_dra_mig(dra_mig_broken, expect="broken")
+    assert c.passed, str(c)
+    assert ("✓ infer-0: Running，server → gpu-0-mig-3g40gb-9-0；preprocess → gpu-0-mig-3g40gb-9-4——两个容器在两个"
+            "不同的 MIG 设备上") in c.lines
+    assert "✓ gpu-0: infer-0 占了 2 个 3g.40gb（gpu-0-mig-3g40gb-9-0, gpu-0-mig-3g40gb-9-4），memory slice 8/8" in c.lines
+    assert any(x.startswith("✓ infer-1: Pending（0/1 nodes are available: 1 cannot allocate all claims.") for x in c.lines)
+    f = check_dra_mig(dra_mig_broken)
+    bad = [x for x in f.lines if x.startswith("✗")]
+    assert len(bad) == 3
+    assert bad[0] == ("✗ infer-0: server → gpu-0-mig-3g40gb-9-0；preprocess → gpu-0-mig-3g40gb-9-4——两个容器不是同一个设备"
+                      "（CUDA IPC 跨 MIG 实例不可用）")
+    assert bad[1].startswith("✗ infer-1: Pending（0/1 nodes are available: 1 cannot allocate all claims.")
+    assert bad[2] == ("✗ gpu-0: 已分配 2 个设备（infer-0 → gpu-0-mig-3g40gb-9-0, gpu-0-mig-3g40gb-9-4，infer-1 → 无），"
+                      "memory slice 8/8（应为每个 Pod 正好 1 个）")
+
+
+def test_dra_mig_broken_claims_and_devices(dra_mig_broken):
+    """Two pod claims from one template are two ResourceClaims (``<pod>-<pod claim>-<5 characters>``), each with its
+    own device; infer-1's two claims stay ``pending`` (printers.go resourceClaimState)."""
+    table = dramig.get_resourceclaims(dra_mig_broken).splitlines()
+    assert table[0].split() == ["NAME", "STATE", "AGE"]
+    states = {row.split()[0].rsplit("-", 1)[0]: row.split()[1] for row in table[1:]}
+    assert states == {"infer-0-server-mig": "allocated,reserved", "infer-0-sidecar-mig": "allocated,reserved",
+                      "infer-1-server-mig": "pending", "infer-1-sidecar-mig": "pending"}
+    rows = {(r.pod, r.container): r for r in dramig.container_devices(dra_mig_broken)}
+    a, b = rows["infer-0", "server"], rows["infer-0", "preprocess"]
+    assert a.uuid.startswith("MIG-") and b.uuid.startswith("MIG-") and a.uuid != b.uuid and a.claim != b.claim
+    assert (a.cdi, b.cdi) == ("k8s.gpu.nvidia.com/device=gpu-0-mig-3g40gb-9-0", "k8s.gpu.nvidia.com/device=gpu-0-mig-3g40gb-9-4")
+    assert rows["infer-1", "server"].device is None
+
+
+def test_dra_mig_one_pod_claim_for_both_containers_passes(dra_mig_fixed):
+    c = check_dra_mig(dra_mig_fixed)
+    assert c.passed, str(c)
+    rows = {(r.pod, r.container): r for r in dramig.container_devices(dra_mig_fixed)}
+    for pod, dev in (("infer-0", "gpu-0-mig-3g40gb-9-0"), ("infer-1", "gpu-0-mig-3g40gb-9-4")):
+        server, side = rows[pod, "server"], rows[pod, "preprocess"]
+        assert (server.device, server.cdi, server.uuid, server.claim) == (side.device, side.cdi, side.uuid, side.claim)
+        assert server.device == dev and server.profile == "3g.40gb"
+        assert f"✓ {pod}: Running，server 和 preprocess 都看到 {dev}（3g.40gb，{server.uuid}，claim {server.claim}）" in c.lines
+    assert "✓ gpu-0: 已分配 2 个设备（infer-0 → gpu-0-mig-3g40gb-9-0，infer-1 → gpu-0-mig-3g40gb-9-4），memory slice 8/8" in c.lines
+    parts = dramig.gpu_partitions(dra_mig_fixed)
+    assert [(p.device, p.memory_slices, p.pods) for p in parts] == [
+        ("gpu-0-mig-3g40gb-9-0", (0, 1, 2, 3), ("infer-0",)), ("gpu-0-mig-3g40gb-9-4", (4, 5, 6, 7), ("infer-1",))]
+    assert not check_dra_mig(dra_mig_fixed, expect="broken").passed
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: dramig.whole_gpu(dramig.shared_claim(t)),
+     "✗ infer-0: 两个容器共用 gpu-0，但它是整卡（type gpu），应为一个 3g.40gb MIG 设备"),
+    (dramig.device_plugin_limits, "✗ infer-0: 容器申请了 nvidia.com/mig-3g.40gb——这是 device plugin 的扩展资源"),
+    (lambda t: t, "✗ infer-0: server → gpu-0-mig-3g40gb-9-0；preprocess → gpu-0-mig-3g40gb-9-4——两个容器不是同一个设备"),
+    (lambda t: dramig.with_profile(t, "1g.10gb"), "✗ infer-0: server → gpu-0-mig-1g10gb-19-0；preprocess → gpu-0-mig-1g10gb-19-1"),
+    (lambda t: dramig.with_profile(dramig.shared_claim(t), "1g.10gb"), "✗ infer-0: 两个容器共用 gpu-0-mig-1g10gb-19-0，profile 1g.10gb"),
+    (lambda t: dramig.with_profile(dramig.shared_claim(t), "4g.40gb"), "✗ infer-1: Pending（0/1 nodes are available: 1 cannot allocate all claims."),
+    (lambda t: dramig.without_selector(dramig.shared_claim(t)), "✗ infer-1: 两个容器共用 gpu-0-mig-1g10gb-19-1，profile 1g.10gb"),
+    (lambda t: dramig.shared_claim(t).replace(
+        "preprocess, image: nvcr.io/nvidia/tritonserver:25.01-py3-sdk, resources: {claims: [{name: mig}]}",
+        "preprocess, image: nvcr.io/nvidia/tritonserver:25.01-py3-sdk"), "✗ infer-0: preprocess 看不到 GPU"),
+    (dramig.named_claim, "——gpu-0-mig-3g40gb-9-0 被 infer-0、infer-1 共用（一个命名 ResourceClaim）"),
+    (lambda t: dramig.shared_claim(t).replace("deviceClassName: mig.nvidia.com\n", "deviceClassName: mig.nvidia.com\n          count: 2\n"),
+     "✗ infer-0: server → gpu-0-mig-3g40gb-9-0, gpu-0-mig-3g40gb-9-4；preprocess → gpu-0-mig-3g40gb-9-0, gpu-0-mig-3g40gb-9-4——server、preprocess 看到 2 个设备"),
+    (lambda t: t.replace("count: 1, allocation: dra", "count: 2, allocation: dra"), "✗ 集群被改动：a100-0 2 张 A100-SXM4-80GB（DRA）"),
+    (lambda t: dramig.shared_claim(t).replace("{name: infer-1, annotations: {gpusim.io/submit-at: 1m}}", "{name: infer-1}")
+     .replace("{name: infer-0}", "{name: infer-0, annotations: {gpusim.io/duration: 5m}}"),
+     "✗ 负载被改动：infer-0: 加了 gpusim.io/duration=5m（推理服务一直运行）；infer-1: 提交于 0s（应为 60s）"),
+], ids=["whole-gpu", "device-plugin-resource", "two-claims", "two-claims-1g", "wrong-profile", "4g-one-per-gpu",
+        "no-selector", "sidecar-without-claim", "named-claim-for-both-pods", "count-2", "second-gpu", "workload-changed"])
+def test_dra_mig_false_fixes_fail(edit, expected):
+    c = check_dra_mig(run(text=edit(DRA_MIG)))
+    assert not c.passed
+    assert any(expected in x for x in c.lines), str(c)
+
+
+def test_dra_mig_helpers_validate(dra_mig_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_dra_mig(dra_mig_broken, expect="cascade")
+    with pytest.raises(ValueError, match="two pod claims"):
+        dramig.shared_claim(dramig.shared_claim(DRA_MIG))
+    with pytest.raises(ValueError, match="CEL selector"):
+        dramig.with_profile(dramig.without_selector(DRA_MIG), "1g.10gb")
+
+
+def test_dra_mig_resource_claim_state_column():
+    """printers.go resourceClaimState: deleted / pending / allocated[,reserved]."""
+    from types import SimpleNamespace as NS
+    def claim(alloc, reserved, deleted):
+        return NS(metadata=NS(deletion_timestamp=1.0 if deleted else None),
+                  status=NS(allocation=object() if alloc else None, reserved_for=[1] if reserved else []))
+    assert [dramig.claim_state(claim(*x)) for x in [(False, False, False), (True, False, False), (True, True, False),
+                                                    (False, False, True), (True, True, True)]] == [
+        "pending", "allocated", "allocated,reserved", "deleted", "deleted,allocated,reserved"]
+
+
+# --- lab 09, part 2: a multi-node NVLink job placed with a ComputeDomain -----------------------------------
+
+from gpusim.labs import check_compute_domain, computedomain  # noqa: E402
+from gpusim.labs.mnnvl import MSG_NO_CHANNEL, Rank, mnnvl_check  # noqa: E402
+
+NVL_JOB = (ROOT / "labs" / "09-dra-mig" / "compute-domain.yaml").read_text()
+CLIQUE_1, CLIQUE_2 = "u.1", "u.2"
+
+
+def _ranks(nodes: list[tuple[str, str | None]], gpus: int = 4, channel: bool = False, enable: int = 2) -> list[Rank]:
+    out = []
+    for node, clique in nodes:
+        for g in range(gpus):
+            out.append(Rank(len(out), f"pod-{node}", node, g, clique, channel, enable))
+    return out
+
+
+# NVIDIA/nccl src/init.cc initTransportsRank (the MNNVL gate) and src/mnnvl.cc ncclMnnvlCheck at commit
+# 192610c9321b23deb0fad81cf51b99bc06849e85 (NCCL has no unit test for it): one row per branch. Not expressible: cuMem disabled and no FABRIC-handle
+# support (gpusim's GB200 has both), a zero cluster UUID (a fabric without one is not COMPLETED here), the export/
+# import failure with a channel present (the IMEX domain is down: gpusim's prepare waits for the daemon instead).
+@pytest.mark.parametrize("ranks, checked, mnnvl, sizes, error", [
+    (_ranks([("a", CLIQUE_1)]), False, False, {}, None),                                 # nNodes == 1, auto: no check
+    (_ranks([("a", CLIQUE_1)], channel=True, enable=1), True, True, {CLIQUE_1: 4}, None),  # enable == 1 forces it
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)], enable=0), False, False, {}, None),      # NCCL_MNNVL_ENABLE=0
+    (_ranks([("a", CLIQUE_1), ("b", None)]), True, False, {}, None),                     # a fabric not COMPLETED
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_2)], gpus=1), True, False, {CLIQUE_1: 1, CLIQUE_2: 1}, None),  # cliques of 1
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)]), True, False, {CLIQUE_1: 8}, MSG_NO_CHANNEL.format(size=8)),
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_1)], channel=True), True, True, {CLIQUE_1: 8}, None),
+    (_ranks([("a", CLIQUE_1), ("b", CLIQUE_2)], channel=True), True, True, {CLIQUE_1: 4, CLIQUE_2: 4}, None),
+], ids=["one-node-auto", "one-node-forced", "disabled", "fabric-not-completed", "cliques-of-one", "no-imex-channel",
+        "one-clique", "two-cliques"])
+def test_nccl_mnnvl_check_rows(ranks, checked, mnnvl, sizes, error):
+    init = mnnvl_check(ranks)
+    assert (init.checked, init.mnnvl, init.clique_sizes, init.error) == (checked, mnnvl, sizes, error)
+
+
+def test_nccl_mnnvl_message_is_nccls():
+    assert MSG_NO_CHANNEL.format(size=16) == (
+        "MNNVL (cliqueSize 16) is available but not working on this system. Check the IMEX channel configuration "
+        "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.")
+
+
+@pytest.fixture(scope="module")
+def nvl_broken():
+    return run(text=NVL_JOB)
+
+
+@pytest.fixture(scope="module")
+def nvl_fixed():
+    return run(text=computedomain.with_compute_domain(NVL_JOB))
+
+
+def test_compute_domain_broken_reproduces_and_is_not_a_fix(nvl_broken):
+    c = check_compute_domain(nvl_broken, expect="broken")
+    assert c.passed, str(c)
+    assert "✓ Worker 分在 2 个 clique 上（clique 1: train-0, train-3；clique 2: train-1, train-2）" in c.lines
+    assert ("✓ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped); all-reduce 14 GB over 16 ranks: bus bandwidth "
+            "191.8 GB/s, 136.9 ms, bottleneck 4 NIC(s) at gb200-p1-0") in c.lines
+    f = check_compute_domain(nvl_broken)
+    assert [x.split("：")[0].split(" ")[1] for x in f.lines if x.startswith("✗")] == [
+        "ComputeDomain", "没有", "Worker", "NCCL:"]
+
+
+def test_compute_domain_fix_passes(nvl_fixed):
+    c = check_compute_domain(nvl_fixed)
+    assert c.passed, str(c)
+    assert ("✓ NCCL: MNNVL 1, cliques [16]; all-reduce 14 GB over 16 ranks: bus bandwidth 718.8 GB/s, 36.5 ms, "
+            "bottleneck NVLink domain") in c.lines
+    (cd,) = nvl_fixed.api.list("ComputeDomain")
+    assert cd.status.status == "Ready" and sorted(n.index for n in cd.status.nodes) == [0, 1, 2, 3]
+    assert len({n.clique_id for n in cd.status.nodes}) == 1
+    table = computedomain.placement_table(nvl_fixed)
+    assert table.count("k8s.compute-domain.nvidia.com/claim=") == 4 and "<none>" not in table
+    assert not check_compute_domain(nvl_fixed, expect="broken").passed
+
+
+def test_compute_domain_node_selector_on_the_clique_is_a_fix_too():
+    """Pinning the workers to one partition by its clique label (instead of the pod affinity) also keeps them
+    in one clique: the checker judges the outcome, not the mechanism."""
+    r0 = run(text=NVL_JOB)
+    clique = next(n.metadata.labels["nvidia.com/gpu.clique"] for n in r0.nodes() if n.metadata.name == "gb200-p2-0")
+    text = computedomain.with_compute_domain(NVL_JOB, affinity=False).replace(
+        "  containers:\n  - name: trainer\n", f"  nodeSelector: {{nvidia.com/gpu.clique: {clique}}}\n  containers:\n  - name: trainer\n")
+    c = check_compute_domain(run(text=text))
+    assert c.passed, str(c)
+    assert "✓ Worker 都在一个 clique 上（clique 2: train-0, train-1, train-2, train-3）" in c.lines
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: computedomain.with_compute_domain(t, channel=False),
+     "✗ NCCL: NCCL WARN MNNVL (cliqueSize 16) is available but not working on this system."),
+    (lambda t: computedomain.with_compute_domain(t, channel=False, drop_env=False),
+     "✗ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped); all-reduce 14 GB over 16 ranks: bus bandwidth 191.8 GB/s"),
+    (lambda t: computedomain.with_compute_domain(t, affinity=False), "✗ NCCL: MNNVL 1, cliques ["),
+    (lambda t: computedomain.with_compute_domain(t, affinity=False), "✗ Worker 分在 2 个 clique 上"),
+    (lambda t: computedomain.with_compute_domain(t, drop_env=False), "✗ NCCL: MNNVL 0 (NCCL_MNNVL_ENABLE=0: check skipped)"),
+    (lambda t: t.replace(computedomain.ENV_LINE, ""), "✗ NCCL: NCCL WARN MNNVL (cliqueSize 8)"),
+    (lambda t: computedomain.with_compute_domain(t).replace("cliqueId: 2}", "cliqueId: 1}"), "✗ 集群被改动"),
+    (lambda t: computedomain.with_compute_domain(t).replace("exactly: {deviceClassName: gpu.nvidia.com, count: 4}",
+                                                            "exactly: {deviceClassName: gpu.nvidia.com, count: 2}"),
+     "✗ Worker 没有全部在 4 张 GPU 上运行：train-0 Running，2 个 GPU"),
+    (lambda t: computedomain.with_compute_domain(t).replace("metadata: {name: train-3, labels: {job: llm-pretrain}}",
+                                                            "metadata: {name: train-9, labels: {job: llm-pretrain}}"),
+     "✗ 负载被改动：缺少 train-3；多出 train-9"),
+], ids=["affinity-no-compute-domain", "affinity-and-mnnvl-off", "compute-domain-two-cliques",
+        "compute-domain-two-cliques-line", "mnnvl-off-kept", "env-dropped-only", "one-clique-cluster", "two-gpus-each",
+        "worker-renamed"])
+def test_compute_domain_false_fixes_fail(edit, expected):
+    c = check_compute_domain(run(text=edit(NVL_JOB)))
+    assert not c.passed
+    assert any(x.startswith(expected) or expected in x for x in c.lines), str(c)
+
+
+def test_compute_domain_helpers_validate(nvl_broken):
+    with pytest.raises(ValueError, match="expect"):
+        check_compute_domain(nvl_broken, expect="cascade")
+    with pytest.raises(ValueError, match="workers"):
+        computedomain.with_compute_domain(NVL_JOB.replace("four-gb200}", "other}"))

@@ -17,13 +17,18 @@ plugins, as ``app.WithPlugin`` does), :mod:`~gpusim.labs.fragmentation` (its wor
 fragmentation measure), :mod:`~gpusim.labs.gpuclustering` (the worked example of chapter 07) and
 :mod:`~gpusim.labs.plugincheck` (``check_plugin``). Labs 05 and 06 add :mod:`~gpusim.labs.bringup` and
 :mod:`~gpusim.labs.admission` (their fixes as edits of the scenario); lab 04 adds :mod:`~gpusim.labs.allreduce`
-(the job at another size, the Kueue TAS and Volcano HyperNode fixes); lab 07 adds :mod:`~gpusim.labs.migconfig`.
+(the job at another size, the Kueue TAS and Volcano HyperNode fixes); lab 07 adds :mod:`~gpusim.labs.migconfig`;
+lab 09 adds :mod:`~gpusim.labs.dramig` (``check_dra_mig`` and the views of which MIG device each container got),
+:mod:`~gpusim.labs.computedomain` (``check_compute_domain``) and :mod:`~gpusim.labs.mnnvl` (NCCL's MNNVL check).
 """
 from __future__ import annotations
 
-from . import admission, allreduce, bringup, fragmentation, gpuclustering, migconfig, outoftree
+from . import (admission, allreduce, bringup, computedomain, dramig, fragmentation, gpuclustering, migconfig, mnnvl,
+               outoftree)
 from .checks import (CheckResult, allreduce_reference, check_admission, check_allreduce, check_bring_up,
                      check_fairness, check_gang, check_inference_oom, check_mig)
+from .computedomain import check_compute_domain
+from .dramig import check_dra_mig
 from .fragmentation import (TARGET, compare, fgd_score, format_comparison, fragmentation_report, node_fragmentation,
                             plugin_workload, with_priority_class)
 from .outoftree import build, with_plugin
@@ -47,7 +52,7 @@ def __getattr__(name: str):
 
 
 __all__ = ["CheckResult", "check_admission", "check_allreduce", "allreduce_reference", "allreduce", "check_bring_up",
-           "check_mig", "migconfig", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text",
+           "check_mig", "migconfig", "check_dra_mig", "dramig", "check_compute_domain", "computedomain", "mnnvl", "check_fairness", "check_gang", "check_inference_oom", "STUB", "make_student", "student_text",
            "plot_gpu_memory", "admission", "bringup", "fragmentation", "gpuclustering", "outoftree", "TARGET", "fgd_score",
            "fragmentation_report", "node_fragmentation", "plugin_workload", "build", "with_plugin", "PLUGIN_SEEDS",
            "check_plugin", "plugin_baseline", "compare", "with_priority_class", "format_comparison", "plot_fragmentation_over_time",

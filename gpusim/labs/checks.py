@@ -35,6 +35,8 @@ unit) with the job, the cluster, the fabric and the other tenants as the lab def
 ``check_mig`` — lab 07 (``labs/07-mig-not-applied``): ``nvidia.com/mig.config`` is changed while a training pod
 holds the GPUs; mig-manager sets ``nvidia.com/mig.config.state=failed`` and the MIG instances never appear.
 Fixed when the config is applied once the GPUs are free and every workload ran on what it asked for.
+``check_dra_mig`` — lab 09 (``labs/09-dra-mig``), in :mod:`gpusim.labs.dramig`: two containers of a pod share one
+MIG device through one ResourceClaim.
 """
 from __future__ import annotations
 
