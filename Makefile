@@ -23,15 +23,16 @@ ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(JUPYTER_ARGS) course/00-guide.ipynb
 
-# pytest-xdist runs test files on every core (--dist loadfile: a file's tests, and its module fixtures, stay on one
-# worker) and notebooks side by side (--dist loadscope: nbval's documented mode, each notebook's cells run in
-# order on one worker and one kernel; tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as
-# parallel kernels racing for a port can). PYTEST_WORKERS=0 runs everything in this process.
+# One pytest-xdist session runs the test files and the notebooks on every core (--dist loadfile: a file's tests,
+# and its module fixtures, stay on one worker; a notebook is one file, so its cells run in order on one worker and
+# one kernel, as nbval's loadscope mode would group them; one session instead of two lets the notebooks fill the
+# cores while the slowest test files finish: 209 s against 130 + 105 s on this 2-core VM).
+# tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as parallel kernels racing for a port
+# can. PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadscope -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg course labs/*/solution.ipynb
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests course labs/*/solution.ipynb
 	$(MAKE) --no-print-directory site
 
 # The course as a static site (build/site/course/index.html), from the committed outputs; any warning
