@@ -27,7 +27,7 @@ from ..api.duration import parse_duration
 from ..api.gpusim_v1alpha1 import gate_default
 from ..api.quantity import parse_quantity
 from ..api.nvidia_operands import MSG_NO_RUNTIME, is_operand_pod
-from ..api.v1helper import is_dra_extended_resource_name, is_extended_resource_name
+from ..api.v1helper import RESOURCE_DEVICE_CLASS_PREFIX, is_dra_extended_resource_name, is_extended_resource_name
 from ..componenthelpers.nodeaffinity import node_matches_pod
 from .computedomain import PrepareError
 from ..componenthelpers.podutil import set_condition
@@ -523,7 +523,7 @@ class Kubelet:
         ``deviceclass.resource.kubernetes.io/<class>`` name of one."""
         for c in self.ctx.api.list("DeviceClass"):
             if c.spec.extended_resource_name == resource or \
-                    resource == "deviceclass.resource.kubernetes.io/" + c.metadata.name:
+                    resource == RESOURCE_DEVICE_CLASS_PREFIX + c.metadata.name:
                 return True
         return False
 

@@ -204,7 +204,7 @@ class Framework:
             nominated, st = p.post_filter(state, pi, statuses)
             if st.is_success() or st.code == Code.UnschedulableAndUnresolvable:
                 return nominated, st.with_plugin(p.name)
-            if st.code not in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending):
+            if not st.is_rejected():
                 return None, Status(Code.Error, list(st.reasons)).with_plugin(p.name)
             reasons += st.reasons
             rejector = rejector or p.name

@@ -281,17 +281,8 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
             st = Status(Code.UnschedulableAndUnresolvable, [ERR_NO_NODES_AVAILABLE])
             attempt.message = ERR_NO_NODES_AVAILABLE
             return AlgorithmResult(pod, status=st, state=state, attempt=attempt), None
-        nominated, pst = None, Status()
-        if post_filter_mode == RUN_ALL_POST_FILTERS and fw.points["PostFilter"]:
-            nominated, pst = fw.run_post_filter(state, pi, fit_error.diagnosis.node_to_status)
-            if pst.reasons and not pst.is_success():
-                fit_error.diagnosis.post_filter_msg = pst.message()
-        msg = fit_error.error()
-        attempt.message = msg
-        ctx.trace.add(ctx.now, sched.name, "scheduler.(*Scheduler).schedulePod", ref, msg,
-                      post_filter=list(fw.names["PostFilter"]), post_filter_plugin=pst.plugin or "",
-                      post_filter_result=pst.message() or ("Success" if pst.is_success() and nominated else ""),
-                      nominated=nominated or "")
+        nominated, msg = sched.post_filter(state, fw, pi, fit_error, attempt,
+                                           run=post_filter_mode == RUN_ALL_POST_FILTERS)
         st = Status(Code.Unschedulable, [msg])
         if not nominated:
             return AlgorithmResult(pod, status=st, nominated=None, state=state, attempt=attempt,

@@ -38,7 +38,7 @@ from .schedule_one_podgroup import pod_group_info_for_pod, schedule_one_pod_grou
 from .profile import ProfileSpec, build_profiles
 from .registry import Registry, in_tree_registry
 from .runtime import MSG_PREEMPTED, MSG_REMOVED, Framework, WaitingPod, WaitingPodsMap
-from .vectorized import (BOUNDED_RAW, SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, kept_indices,
+from .vectorized import (SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_feasible, kept_indices,
                          score as vector_score)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
@@ -535,16 +535,7 @@ class Scheduler:
                 self._fail(qpi, Status(Code.UnschedulableAndUnresolvable, [ERR_NO_NODES_AVAILABLE]),
                            ERR_NO_NODES_AVAILABLE, attempt)
                 return
-            nominated, pst = fw.run_post_filter(state, pi, fit_error.diagnosis.node_to_status)
-            if pst.reasons and not pst.is_success():
-                fit_error.diagnosis.post_filter_msg = pst.message()
-            msg = fit_error.error()
-            attempt.message = msg
-            # RunPostFilterPlugins ran inside schedulingCycle: its plugins, the deciding one and its outcome
-            ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).schedulePod", ref, msg,
-                          post_filter=list(fw.names["PostFilter"]), post_filter_plugin=pst.plugin or "",
-                          post_filter_result=pst.message() or ("Success" if pst.is_success() else ""),
-                          nominated=nominated or "")
+            nominated, msg = self.post_filter(state, fw, pi, fit_error, attempt)
             qpi.unschedulable_plugins = fit_error.diagnosis.unschedulable_plugins
             self._fail(qpi, Status(Code.Unschedulable, [msg]), msg, attempt, nominated)
             return
@@ -759,6 +750,27 @@ class Scheduler:
                       plugins=chosen_scores)
         attempt.node = chosen
         return chosen, None, attempt
+
+    def post_filter(self, state: CycleState, fw: Framework, pi: PodInfo, fit_error: FitError, attempt: Attempt,
+                    run: bool = True) -> tuple[Optional[str], str]:
+        """schedulingAlgorithm after a FitError: RunPostFilterPlugins (unless ``run`` is False: the pod group
+        cycle's RunWithoutPostFilters), their message in the diagnosis, the attempt's message and the
+        schedulePod trace record. Returns the nominated node (or None) and the FitError's message."""
+        nominated, pst = None, None
+        if run and fw.points["PostFilter"]:
+            nominated, pst = fw.run_post_filter(state, pi, fit_error.diagnosis.node_to_status)
+            if pst.reasons and not pst.is_success():
+                fit_error.diagnosis.post_filter_msg = pst.message()
+        msg = fit_error.error()
+        attempt.message = msg
+        pod = pi.pod
+        # RunPostFilterPlugins ran inside schedulingCycle: its plugins, the deciding one and its outcome
+        self.ctx.trace.add(self.ctx.now, self.name, "scheduler.(*Scheduler).schedulePod",
+                           f"Pod {pod.metadata.namespace}/{pod.metadata.name}", msg,
+                           post_filter=list(fw.names["PostFilter"]), post_filter_plugin=pst.plugin if pst else "",
+                           post_filter_result=(pst.message() or ("Success" if pst.is_success() else ""))
+                           if pst else "", nominated=nominated or "")
+        return nominated, msg
 
     def _forget(self, pi: PodInfo, node: str) -> None:
         self.assumed.discard(pi.key)
