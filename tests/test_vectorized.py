@@ -65,9 +65,12 @@ spec:
     return "---\n".join(docs)
 
 
-def run(text: str, vectorize: bool):
+def run(text: str, vectorize: bool, numpy_updates: bool = False):
     sim = Simulation(load(texts=[("v.yaml", text)]))
     sim.scheduler.vectorize = vectorize
+    sim.scheduler.vectorize_min_nodes = 0    # the vectorised path at every size (the default skips small clusters)
+    if numpy_updates:
+        sim.scheduler.table.per_node_rows = -1   # the shape cache recomputes changed rows with numpy, not per node
     r = sim.run()
     attempts = [(a.time, a.pod, a.node, a.message, sorted(a.feasible), a.statuses, a.scores)
                 for a in r.scheduler.attempts]
@@ -75,9 +78,9 @@ def run(text: str, vectorize: bool):
 
 
 @settings(max_examples=40, deadline=None)
-@given(scenarios())
-def test_vectorised_path_decides_like_the_per_node_path(text):
+@given(scenarios(), st.booleans())
+def test_vectorised_path_decides_like_the_per_node_path(text, numpy_updates):
     per_node, attempts_a = run(text, vectorize=False)
-    vectorised, attempts_b = run(text, vectorize=True)
+    vectorised, attempts_b = run(text, vectorize=True, numpy_updates=numpy_updates)
     assert vectorised == per_node
     assert attempts_b == attempts_a

@@ -44,6 +44,9 @@ from .vectorized import (SCORE_SKIP_ONLY, NodeTable, compact, eligible, find_fea
 MIN_FEASIBLE_NODES_TO_FIND = 100          # schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5  # schedule_one.go minFeasibleNodesPercentageToFind
 MAX_MESSAGE = 1024                          # handleSchedulingFailure truncates event messages
+# the vectorised path's numpy calls cost more than the per-node plugins below this many nodes (measured:
+# benchmarks/scheduler_throughput.py's workloads at 4–24 nodes); both decide alike (tests/test_vectorized.py)
+VECTORIZE_MIN_NODES = 10
 # PreEnqueue plugins every pod passes unless it carries a gate; a profile with only these does not trace
 # PreEnqueue outcomes that let the pod in (a gated pod is traced either way)
 UNTRACED_PRE_ENQUEUE = frozenset({"SchedulingGates", "DynamicResources"})
@@ -213,6 +216,7 @@ class Scheduler:
         self.table = NodeTable()
         self._affinity_nodes: set[str] = set()
         self.vectorize = True   # the numpy path for the default plugins; False = per-node path only
+        self.vectorize_min_nodes = VECTORIZE_MIN_NODES   # below it the per-node path is cheaper
         self.qpis: dict[str, QueuedPodInfo] = {}
         self._pods = ctx.api.watch("Pod")
         self._nodes = ctx.api.watch("Node")
@@ -596,7 +600,8 @@ class Scheduler:
             if self.run_filters_with_nominated_pods(state, pi, self.nodes[nominated], fw).is_success():
                 feasible = [self.nodes[nominated]]
         n = len(nodes)
-        if (not feasible and allowed is None and self.vectorize and not self._nominations_matter(pi)
+        if (not feasible and allowed is None and self.vectorize and n >= self.vectorize_min_nodes
+                and not self._nominations_matter(pi)
                 and eligible(fw, state, skipped)):
             want = num_feasible_nodes_to_find(n, fw.spec.percentage_of_nodes_to_score or 0)
             return self._schedule_vectorized(state, pi, fw, attempt, want if fw.points["Score"] else 1)
@@ -678,7 +683,7 @@ class Scheduler:
         feasible_idx = res.feasible
         # the Attempt keeps its lazy views on compact arrays, not on the cycle's Python lists and int64 columns:
         # a 10,000-pod run keeps one Attempt per pod (AttemptLog), and those were most of its memory
-        kept = kept_indices(feasible_idx, n)
+        kept = kept_indices(feasible_idx, n, res.consecutive)
         attempt.feasible = lambda: [names[i] for i in kept.tolist()]
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).findNodesThatFitPod", f"Pod {ref}",
                       f"{len(res.feasible)} feasible", rejected=res.processed - len(res.feasible),

@@ -51,6 +51,13 @@ class NodeTable:
         self.dirty: set[str] = set()
         self.stale = True
         self.affinity_cache: dict[Any, np.ndarray] = {}
+        # the per-shape cache (cached()): rows refreshed since the last full rebuild, as a log that entries read
+        # from the position they have seen; ``generation`` counts full rebuilds
+        self.generation = 0
+        self.changed: list[int] = []
+        self.changed_base = 0            # log position of changed[0] (the log is trimmed as it grows)
+        self.shapes: dict[Any, list] = {}
+        self.per_node_rows = PER_NODE_ROWS   # up to this many changed rows: per-node plugins, else numpy
 
     def mark(self, ni: NodeInfo) -> None:
         self.dirty.add(ni.name)
@@ -100,14 +107,58 @@ class NodeTable:
                 self._row(i, ni)
             self.stale = False
             self.dirty.clear()
+            self.generation += 1
+            self.changed, self.changed_base = [], 0
         for r in resources:
             if r not in self.alloc:
                 self._column(r)
-        for name in self.dirty:
-            i = self.index.get(name)
-            if i is not None:
-                self._row(i, self.infos[i])
-        self.dirty.clear()
+        if self.dirty:
+            changed = self.changed
+            for name in self.dirty:
+                i = self.index.get(name)
+                if i is not None:
+                    self._row(i, self.infos[i])
+                    changed.append(i)
+            self.dirty.clear()
+            if len(changed) > 2 * len(self.infos) + 1024:
+                half = len(changed) // 2
+                self.changed, self.changed_base = changed[half:], self.changed_base + half
+
+    def cached(self, key: Any, compute: Callable[[Any, int], tuple[np.ndarray, ...]],
+               per_node: Callable[[NodeInfo], tuple]) -> tuple[np.ndarray, ...]:
+        """Per-node arrays that depend only on each node's row and on ``key`` (a pod shape: what the Filter
+        verdicts or the bounded scores of a pod read), over every node, kept up to date by recomputing the rows
+        refreshed since they were last read. ``compute(rows, size)`` computes them with numpy over node rows
+        ``rows`` (a slice or an index array); ``per_node(ni)`` gives one node's values through the plugins'
+        own per-node Filter/Score (cheaper than numpy for the few rows a cycle changes: the node the last pod
+        was assumed on). A Job's 10,000 identical pods read one entry. The values are those a fresh
+        computation gives (tests/test_vectorized.py); the arrays are shared: callers copy what they keep."""
+        n = len(self.infos)
+        end = self.changed_base + len(self.changed)
+        e = self.shapes.get(key)
+        if e is None or e[0] != self.generation or e[1] < self.changed_base or end - e[1] > n // 4:
+            arrays = compute(slice(0, n), n)
+            if e is None and len(self.shapes) >= MAX_SHAPES:
+                del self.shapes[next(iter(self.shapes))]     # the oldest shape
+            self.shapes[key] = [self.generation, end, arrays]
+            return arrays
+        if e[1] < end:
+            seen = self.changed[e[1] - self.changed_base:]
+            if len(seen) <= self.per_node_rows:
+                infos = self.infos
+                for i in set(seen):
+                    for full, v in zip(e[2], per_node(infos[i])):
+                        full[i] = v
+            else:
+                rows = np.unique(np.asarray(seen, np.intp))
+                for full, part in zip(e[2], compute(rows, len(rows))):
+                    full[rows] = part
+            e[1] = end
+        return e[2]
+
+
+MAX_SHAPES = 64     # pod shapes whose arrays a NodeTable keeps (each holds a few arrays of one value per node)
+PER_NODE_ROWS = 16  # up to this many changed rows are recomputed node by node, more with numpy
 
 
 def eligible(fw, state, skipped: set[str]) -> bool:
@@ -129,6 +180,11 @@ class BatchResult:
 
     def __init__(self, feasible: np.ndarray, processed: int, statuses: Callable[[], dict[str, Status]]):
         self.feasible, self.processed, self.statuses = feasible, processed, statuses
+
+    @property
+    def consecutive(self) -> bool:
+        """Nothing was rejected: the feasible nodes are consecutive in search order."""
+        return self.processed == len(self.feasible)
 
 
 def compact(a: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
@@ -159,9 +215,12 @@ class _Run:
         return [(f + k) % n for k in range(self.count)]
 
 
-def kept_indices(idx: np.ndarray, n: int) -> Any:
+def kept_indices(idx: np.ndarray, n: int, consecutive: bool = False) -> Any:
     """What an Attempt keeps of a cycle's feasible node indices (``.tolist()`` gives them back): the first index
-    and a count when they are consecutive in search order (nothing rejected), else the compact array."""
+    and a count when they are consecutive in search order (nothing rejected; ``consecutive`` says so when the
+    caller knows), else the compact array."""
+    if consecutive and len(idx):
+        return _Run(int(idx[0]), len(idx), n)
     if len(idx) and (int(idx[-1]) - int(idx[0])) % n == len(idx) - 1 and \
             (len(idx) < 3 or bool(np.all((np.diff(idx) % n) == 1))):
         return _Run(int(idx[0]), len(idx), n)
@@ -222,6 +281,54 @@ def _fail_masks(table: NodeTable, fw, pi: PodInfo, start: int, w: int):
     return fails, fit_detail, fit_plugin
 
 
+def _fail_at(table: NodeTable, fw, pi: PodInfo, rows, size: int) -> np.ndarray:
+    """Whether any vectorised Filter plugin rejects the pod on node rows ``rows`` (a slice or an index array),
+    for a pod without spec.nodeName: what :meth:`NodeTable.cached` keeps per pod shape (:func:`_filter_key`).
+    The same verdicts as :func:`_fail_masks`, combined."""
+    pod = pi.pod
+    fail = np.zeros(size, bool)
+    for p in fw.points["Filter"]:
+        if p.name in SKIP_ONLY or p.name == "NodeName":
+            continue
+        if p.name == "NodeUnschedulable":
+            if not nodeunschedulable.fits(pod, _Cordoned()):
+                fail |= table.unschedulable[rows]
+        elif p.name == "TaintToleration":
+            if table.hard_tainted:
+                tolerations = pod.spec.tolerations
+                if isinstance(rows, slice):
+                    at = sorted(table.hard_tainted)
+                else:
+                    at = [k for k, i in enumerate(rows.tolist()) if i in table.hard_tainted]
+                for k in at:
+                    i = k if isinstance(rows, slice) else int(rows[k])
+                    if find_untolerated(table.infos[i].node.spec.taints, tolerations,
+                                        ("NoSchedule", "NoExecute")) is not None:
+                        fail[k] = True
+        elif p.name == "NodeAffinity":
+            fail |= _affinity_fail(table, pod)[rows]
+        elif p.name == "NodeResourcesFit":
+            fail |= table.npods[rows] + 1 > table.alloc["pods"][rows]
+            for r in _fit_order(pi.requests):
+                q = pi.requests[r]
+                if q == 0 or (is_extended_resource_name(r) and (r in p.ignored or r.split("/", 1)[0] in p.ignored_groups)):
+                    continue
+                fail |= q > table.alloc[r][rows] - table.req[r][rows]
+    return fail
+
+
+def _filter_key(fw, pi: PodInfo) -> tuple:
+    """What the vectorised Filter verdicts read of a pod (no spec.nodeName): its requests, tolerations and
+    required node affinity/selector, under one profile."""
+    spec = pi.pod.spec
+    aff = spec.affinity.node_affinity if spec.affinity else None
+    req = aff.required_during_scheduling_ignored_during_execution if aff else None
+    return (id(fw), "Filter", tuple(pi.requests.items()),
+            tuple((t.key, t.operator, t.value, t.effect, t.toleration_seconds) for t in spec.tolerations),
+            tuple(sorted(spec.node_selector.items())) if spec.node_selector else (),
+            repr(req) if req is not None else None)
+
+
 def _no_statuses() -> dict[str, Status]:
     return {}
 
@@ -232,12 +339,21 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
     grows until it holds ``want`` feasible nodes or covers the cluster: the same answer as over all nodes."""
     n = len(table.infos)
     pod = pi.pod
+    # a pod without spec.nodeName reads its shape's verdicts over every node (NodeTable.cached); the per-plugin
+    # masks are computed only when there are rejected nodes to give statuses to
+    fail_all = None if pod.spec.node_name else \
+        table.cached(_filter_key(fw, pi), lambda rows, size: (_fail_at(table, fw, pi, rows, size),),
+                     lambda ni: (not fw.run_filters(state, pi, ni).is_success(),))[0]
+    fails = None
     w = min(n, 2 * want + 64)
     while True:
-        fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
-        any_fail = fails[0][1].copy() if fails else np.zeros(w, bool)
-        for _, m in fails[1:]:
-            any_fail |= m
+        if fail_all is not None:
+            any_fail = fail_all[_window(n, start, w)]
+        else:
+            fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
+            any_fail = fails[0][1].copy() if fails else np.zeros(w, bool)
+            for _, m in fails[1:]:
+                any_fail |= m
         pos = np.flatnonzero(~any_fail)
         if len(pos) >= want:
             processed = int(pos[want - 1]) + 1
@@ -252,6 +368,8 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
     if len(rejected_k) == 0:
         # nothing rejected (the common case in a roomy cluster): the Attempt keeps no per-plugin masks
         return BatchResult(feasible, processed, _no_statuses)
+    if fails is None:
+        fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
     rejected = (rejected_k + start) % n
     snap = [(name, m[rejected_k]) for name, m in fails]
     detail = {k: v[rejected_k] for k, v in fit_detail.items()}
@@ -323,6 +441,7 @@ def score(table: NodeTable, fw, state, pi: PodInfo, idx: np.ndarray, skipped: se
     sel = slice(int(idx[0]), int(idx[-1]) + 1) if len(idx) and idx[-1] - idx[0] == len(idx) - 1 else idx
     parts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     totals = np.zeros(len(idx), np.int64)
+    bounded = None
     for p in fw.points["Score"]:
         if p.name in skipped:
             continue
@@ -334,17 +453,31 @@ def score(table: NodeTable, fw, state, pi: PodInfo, idx: np.ndarray, skipped: se
                         raw[k] = p.score(state, pi, table.infos[int(i)])
             mx = raw.max() if len(raw) else 0
             norm = np.full(len(idx), MAX_NODE_SCORE, np.int64) if mx == 0 else MAX_NODE_SCORE - MAX_NODE_SCORE * raw // mx
-        elif p.name == "NodeResourcesFit":
-            raw = _fit_scores(table, p, pi, sel, len(idx))
-            norm = raw
-        elif p.name == "NodeResourcesBalancedAllocation":
-            raw = _balanced_scores(table, p, pi, sel, len(idx))
+        elif p.name in BOUNDED_RAW:
+            if bounded is None:
+                scorers = [q for q in fw.points["Score"] if q.name in BOUNDED_RAW and q.name not in skipped]
+                bounded = iter(table.cached(_score_key(fw, pi, skipped),
+                                            lambda rows, size: _bounded_scores(table, scorers, pi, rows, size),
+                                            lambda ni: tuple(q.score(state, pi, ni) for q in scorers)))
+            raw = next(bounded)[sel]     # a view of the shape's scores: the caller copies what it keeps
             norm = raw
         else:
             raise AssertionError(f"{p.name} has no vectorised score")
         parts[p.name] = (raw, norm)
         totals += norm * fw.weights[p.name]
     return totals, parts
+
+
+def _bounded_scores(table: NodeTable, scorers: list, pi: PodInfo, rows, size: int) -> tuple[np.ndarray, ...]:
+    """The raw scores of ``scorers`` (the BOUNDED_RAW plugins that run, in score order) on node rows ``rows``:
+    each node's depends only on its row and the pod (what :meth:`NodeTable.cached` keeps per
+    :func:`_score_key`)."""
+    return tuple((_fit_scores if p.name == "NodeResourcesFit" else _balanced_scores)(table, p, pi, rows, size)
+                 for p in scorers)
+
+
+def _score_key(fw, pi: PodInfo, skipped: set[str]) -> tuple:
+    return (id(fw), "Score", tuple(pi.requests.items()), tuple(pi.score_non_zero.items()), frozenset(skipped))
 
 
 def _fit_scores(table: NodeTable, p, pi: PodInfo, idx, size: int) -> np.ndarray:
