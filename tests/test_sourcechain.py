@@ -288,7 +288,7 @@ def test_views_draw_and_print_every_frame(sp):
 def test_select_host_records_each_plugins_weighted_score_on_the_chosen_node(sp):
     """Both scoring paths (per node, and over node arrays for the default plugins) record the chosen node's
     weighted score per plugin, equal to the attempt's breakdown and summing to the total."""
-    vector = run(text=GATED.replace("count: 1,", "count: 4,").replace("  schedulingGates: [{name: example.com/quota}]\n", ""))
+    vector = run(text=GATED.replace("count: 1,", "count: 12,").replace("  schedulingGates: [{name: example.com/quota}]\n", ""))
     assert all(callable(a._scores) for a in vector.scheduler.attempts)   # the numpy path, breakdown not built yet
     for r in (sp, vector):
         picks = [x for x in r.trace.records if x.function == "scheduler.selectHost"]
