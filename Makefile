@@ -26,13 +26,14 @@ lab: $(STAMP)
 # One pytest-xdist session runs the test files and the notebooks on every core (--dist loadfile: a file's tests,
 # and its module fixtures, stay on one worker; a notebook is one file, so its cells run in order on one worker and
 # one kernel, as nbval's loadscope mode would group them; one session instead of two lets the notebooks fill the
-# cores while the slowest test files finish: 209 s against 130 + 105 s on this 2-core VM).
+# cores while the slowest test files finish: 209 s against 130 + 105 s on this 2-core VM). Files go out longest first
+# (tests/longest_first.py; --no-loadscope-reorder keeps that order instead of xdist's by-number-of-tests one).
 # tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as parallel kernels racing for a port
 # can. PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests course labs/*/solution.ipynb
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder -p tests.longest_first -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests course labs/*/solution.ipynb
 	$(MAKE) --no-print-directory site
 
 # The course as a static site (build/site/course/index.html), from the committed outputs; any warning
