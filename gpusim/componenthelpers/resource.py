@@ -53,7 +53,10 @@ def is_supported_pod_level_resource(name: str) -> bool:
 
 def _add(into: ResourceList, other: Mapping[str, Fraction]) -> None:
     for k, v in other.items():
-        into[k] = into.get(k, Fraction(0)) + v
+        if k in into:
+            into[k] = into[k] + v
+        else:
+            into[k] = v if type(v) is Fraction else Fraction(0) + v   # 0 + v, without the addition
 
 
 def _max(into: ResourceList, other: Mapping[str, Fraction]) -> None:

@@ -55,6 +55,8 @@ CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
 # kubelet/events/event.go BackOffStartContainer; kuberuntime doBackOff's message
 BACKOFF = "BackOff"
 SANDBOX_RETRY_SECONDS = 10.0   # gpusim's pace for the pod worker's retries of a failed sandbox
+_ZERO = Fraction(0)             # shared defaults for the quantity sums (Fractions are immutable)
+_DEFAULT_PODS = Fraction(110)
 
 
 class Kubelet:
@@ -489,7 +491,7 @@ class Kubelet:
             self._alloc_parsed = (key, {k: parse_quantity(v) for k, v in node.status.allocatable.items()})
         alloc = dict(self._alloc_parsed[1])
         for res in list(self.dm.healthy):
-            alloc[res] = max(alloc.get(res, Fraction(0)), len(self.dm.allocated(res)))
+            alloc[res] = max(alloc.get(res, _ZERO), len(self.dm.allocated(res)))
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
         req = pod_requests(pod)
@@ -497,7 +499,7 @@ class Kubelet:
         used = dict(self._used)   # the other active pods' requests
         for k, v in self._active_requests.get(pod.metadata.uid, {}).items():
             used[k] -= v
-        if len(self.active) + 1 > alloc.get("pods", Fraction(110)):
+        if len(self.active) + 1 > alloc.get("pods", _DEFAULT_PODS):
             return "OutOfpods", (f"Node didn't have enough resource: pods, requested: 1, used: {len(self.active)}, "
                                  f"capacity: {int(alloc.get('pods', 110))}")
         for res in sorted(req):
@@ -511,8 +513,8 @@ class Kubelet:
                 # delegated every resource missing from allocatable when it had no DRA manager, which let a pod
                 # bound by nodeName to a node whose device plugin was gone start without its GPU)
                 continue
-            have = alloc.get(res, Fraction(0))
-            if req[res] > have - used.get(res, Fraction(0)):
+            have = alloc.get(res, _ZERO)
+            if req[res] > have - used.get(res, _ZERO):
                 scale = 1000 if res == "cpu" else 1
                 return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {int(req[res] * scale)}, "
                                        f"used: {int(used.get(res, 0) * scale)}, capacity: {int(have * scale)}")
@@ -752,7 +754,7 @@ class Kubelet:
         if uid not in self._active_requests:
             req = self._active_requests[uid] = pod_requests(pod)
             for k, v in req.items():
-                self._used[k] = self._used.get(k, Fraction(0)) + v
+                self._used[k] = self._used.get(k, _ZERO) + v
 
     def _release(self, pod: Pod) -> None:
         """The pod is terminal: the device manager frees its devices (UpdateAllocatedDevices)."""
