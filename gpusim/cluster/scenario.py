@@ -101,7 +101,7 @@ class Scenario:
 
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _Strict:
     """PyYAML's safe loader, but a key repeated in one mapping is an error, as kubectl reports it (sigs.k8s.io/yaml
     → "error converting YAML to JSON: yaml: unmarshal errors: key "x" already set in map") instead of the
     last value silently winning."""
@@ -118,6 +118,26 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+class _StrictLoader(_Strict, yaml.SafeLoader):
+    """The pure-Python loader: its messages and marks are the ones an invalid file is reported with."""
+
+
+# libyaml's parser (when PyYAML was built with it) with the same constructor and resolver: several times faster on
+# the scenarios a notebook generates; a document it refuses is parsed again by _StrictLoader, whose error (or
+# documents) is what the user sees
+_FastStrictLoader = type("_FastStrictLoader", (_Strict, yaml.CSafeLoader), {}) if yaml.__with_libyaml__ else None
+
+
+def _fast_load_all(text: str) -> Optional[list]:
+    """Every document of ``text`` through libyaml, or None when it is not available or refuses the text."""
+    if _FastStrictLoader is None:
+        return None
+    try:
+        return list(yaml.load_all(text, Loader=_FastStrictLoader))
+    except Exception:   # noqa: BLE001 - any refusal: the pure-Python loader reports it as it always has
+        return None
+
+
 def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Source]]:
     """Parse one file (or ``text`` labelled ``path``) into documents with their sources."""
     if text is None:
@@ -130,7 +150,19 @@ def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Sou
             raise InputError(f"{path}: cannot read file: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                              f"{e.start}); Kubernetes manifests are UTF-8") from None
     out: list[tuple[Any, Source]] = []
-    docs = []
+    docs = _fast_load_all(text)
+    if docs is None:
+        docs = _read_strict(path, text)
+    for i, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        out.append((doc, Source(path, i)))
+    return out
+
+
+def _read_strict(path: str, text: str) -> list:
+    """The documents of ``text`` through the pure-Python loader, or its error as an InputError."""
+    docs: list = []
     try:
         for doc in yaml.load_all(text, Loader=_StrictLoader):
             docs.append(doc)
@@ -142,11 +174,7 @@ def read_documents(path: str, text: Optional[str] = None) -> list[tuple[Any, Sou
         raise InputError(f"YAML syntax error{where}: {problem}", Source(path, len(docs) + 1)) from None
     except RecursionError:
         raise InputError("YAML nested too deeply to parse", Source(path, len(docs) + 1)) from None
-    for i, doc in enumerate(docs, start=1):
-        if doc is None:
-            continue
-        out.append((doc, Source(path, i)))
-    return out
+    return docs
 
 
 def load(paths: Iterable[str] = (), texts: Iterable[tuple[str, str]] = ()) -> Scenario:
