@@ -310,6 +310,28 @@ class Kueue:
         if not heads:
             return False
         self.cycles += 1
+        with self.preemptor.nominating():
+            entries, targets_of = self._nominate(heads, touched)
+        entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
+        order = self._fair_sharing_order(entries) if self.config.fair_sharing else iter(entries)
+        # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
+        # from the cache, as upstream's fits check simulates their removal) and the quota reserved for the rest
+        # of the cycle by Preempt entries, undone when the cycle ends
+        preempted: set[str] = set()
+        reserved: list[tuple[Node, dict]] = []
+        try:
+            for info, a, msg in order:
+                self._process_entry(info, a, msg, targets_of.get(id(info), []), preempted, reserved)
+        finally:
+            for node, usage in reserved:
+                for fr, v in usage.items():
+                    node.add_usage(fr, -v)
+            self._held.clear()
+        return True
+
+    def _nominate(self, heads: list[Info], touched: set[str]) -> tuple[list[tuple], dict[int, list]]:
+        """scheduler.go nominate: each head's entry (info, assignment or None, message), and the preemption
+        targets of the Preempt assignments (by ``id(info)``)."""
         entries = []
         for info in heads:
             touched.add(info.cq)
@@ -349,22 +371,7 @@ class Kueue:
             if a is not None and a.mode == PREEMPT:
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
                 targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
-        entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
-        order = self._fair_sharing_order(entries) if self.config.fair_sharing else iter(entries)
-        # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
-        # from the cache, as upstream's fits check simulates their removal) and the quota reserved for the rest
-        # of the cycle by Preempt entries, undone when the cycle ends
-        preempted: set[str] = set()
-        reserved: list[tuple[Node, dict]] = []
-        try:
-            for info, a, msg in order:
-                self._process_entry(info, a, msg, targets_of.get(id(info), []), preempted, reserved)
-        finally:
-            for node, usage in reserved:
-                for fr, v in usage.items():
-                    node.add_usage(fr, -v)
-            self._held.clear()
-        return True
+        return entries, targets_of
 
     def _fair_sharing_order(self, entries: list):
         """makeFairSharingIterator: the next entry is the winner of a tournament up each Cohort tree, taken
