@@ -49,7 +49,7 @@ from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
 from . import resources
 from .cache import Node, compute_subtree, quotas_from
-from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
+from .flavorassigner import FIT, NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
 from .preemption import Policy, Preemptor, preemption_message
 from .queue import ClusterQueueQueue
@@ -348,8 +348,9 @@ class Kueue:
                 continue
             node = self.nodes[info.cq]
             # A nomination is a pure function of the workload's requests/priority/pod constraints and the
-            # cohort tree's usage: while that usage is unchanged, an identical workload that did not fit still
-            # does not (gpusim's shortcut; upstream evaluates each head afresh).
+            # cohort tree's usage (its admitted workloads change only with it): while that usage is unchanged, an
+            # identical workload that did not fit, or fitted only by preemption, gets the same assignment
+            # (gpusim's shortcut; upstream evaluates each head afresh). Its preemption targets are searched anew.
             memo_key = (info.cq, info.signature)
             uses_tas = info.cq in self.tas_cqs
             version = (node.root().version, self.tas.version() if uses_tas else None)
@@ -361,7 +362,7 @@ class Kueue:
             a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info),
                        self.tas if uses_tas else None, self.tas_cqs.get(info.cq, False))
             msg = a.message()
-            if a.mode == NO_FIT:
+            if a.mode != FIT:
                 self._memo[memo_key] = (version, a, msg)
             entries.append((info, a, msg))
         # nominate / getInitialAssignments: the preemption targets of a Preempt assignment are found on the
