@@ -103,7 +103,7 @@ class Kueue:
         self._seq = 0
         self._kicked = False
         self._ns_cache: dict[tuple[str, str], bool] = {}   # namespaces' labels do not change in gpusim
-        self._memo: dict[tuple, tuple] = {}         # (cq, signature) → (tree version, assignment, message)
+        self._memo: dict[tuple, list] = {}  # (cq, signature) → [tree version, assignment, message, no targets]
         self._held: dict[tuple, int] = {}            # (cq, flavor-resource) → quota held by this cycle's entries
         self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
         self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
@@ -351,9 +351,10 @@ class Kueue:
             # cohort tree's usage (its admitted workloads change only with it): while that usage is unchanged, an
             # identical workload that did not fit, or fitted only by preemption, gets the same assignment
             # (gpusim's shortcut; upstream evaluates each head afresh). Its preemption targets are searched anew.
+            # Preemption targets depend on the same: none found stays none.
             memo_key = (info.cq, info.signature)
             uses_tas = info.cq in self.tas_cqs
-            version = (node.root().version, self.tas.version() if uses_tas else None)
+            version = self._tree_version(info.cq)
             hit = self._memo.get(memo_key)
             if hit is not None and hit[0] == version:
                 entries.append((info, hit[1], hit[2]))
@@ -363,16 +364,29 @@ class Kueue:
                        self.tas if uses_tas else None, self.tas_cqs.get(info.cq, False))
             msg = a.message()
             if a.mode != FIT:
-                self._memo[memo_key] = (version, a, msg)
+                self._memo[memo_key] = [version, a, msg, False]    # the last: no preemption targets found
             entries.append((info, a, msg))
         # nominate / getInitialAssignments: the preemption targets of a Preempt assignment are found on the
         # cache as the cycle started, before any entry is processed
         targets_of: dict[int, list] = {}
         for info, a, _ in entries:
             if a is not None and a.mode == PREEMPT:
+                hit = self._memo.get((info.cq, info.signature))
+                current = hit is not None and hit[1] is a and hit[0] == self._tree_version(info.cq)
+                if current and hit[3]:
+                    targets_of[id(info)] = []
+                    continue
                 frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
-                targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
+                targets = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
+                targets_of[id(info)] = targets
+                if current and not targets:
+                    hit[3] = True
         return entries, targets_of
+
+    def _tree_version(self, cq: str) -> tuple:
+        """Changes whenever the usage in the cohort tree of ``cq`` (or, for a ClusterQueue using TAS, the TAS
+        usage) does."""
+        return self.nodes[cq].root().version, self.tas.version() if cq in self.tas_cqs else None
 
     def _fair_sharing_order(self, entries: list):
         """makeFairSharingIterator: the next entry is the winner of a tournament up each Cohort tree, taken
