@@ -90,6 +90,11 @@ def _copy_scenario(sc: Scenario) -> Scenario:
         except (pickle.PicklingError, TypeError, AttributeError):
             out = copy.deepcopy(rest)
         out.nodes = [_copy_node(n) for n in nodes]
+        # The copy lives as long as the run: it goes straight to the oldest generation (freeze, then unfreeze),
+        # where the collector would move it after scanning it once in each younger one; counted as new there,
+        # it would also set off a full collection of the whole heap as soon as the collector runs again.
+        gc.freeze()
+        gc.unfreeze()
     finally:
         if gc_was_enabled:
             gc.enable()
