@@ -86,6 +86,9 @@ class Kueue:
         self.cohort_nodes: dict[str, Node] = {}
         self._build_tree(objects.get("Cohort", []))
         self.queues = {n: ClusterQueueQueue(n, q.spec.queueing_strategy) for n, q in sorted(self.cluster_queues.items())}
+        # the queues of each ClusterQueue's cohort tree (itself included), in name order: the tree is fixed
+        self._tree_queues = {cq: [q for n, q in self.queues.items() if self.nodes[n].root() is self.nodes[cq].root()]
+                             for cq in self.queues}
         self.specs = {n: self._spec_view(q, config.fair_sharing) for n, q in self.cluster_queues.items()}
         self.admitted: dict[str, dict[str, Info]] = {n: {} for n in self.cluster_queues}
         self.workloads: dict[str, Info] = {}          # ns/name → Info (every workload Kueue tracks)
@@ -472,14 +475,14 @@ class Kueue:
         """scheduler.go processEntry, for one nominated head in entry order."""
         node = self.nodes[info.cq]
         q = self.queues[info.cq]
-        if a is None or a.mode == NO_FIT:
+        mode = a.mode if a is not None else NO_FIT
+        if mode == NO_FIT:
             # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
             reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
             self._set_pending(info, reason, msg)
             q.requeue(info, immediate=False, namespace_mismatch=a is None and msg == NAMESPACE_MISMATCH)
             return
-        usage = a.usage()
-        if a.mode == PREEMPT and not targets:
+        if mode == PREEMPT and not targets:
             waiting = [p for p in a.pod_sets if p.mode == PREEMPT]
             tas_only = bool(waiting) and all(p.topology_failed for p in waiting)
             self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
@@ -493,6 +496,7 @@ class Kueue:
             self._set_pending(info, WAITING_FOR_QUOTA, OVERLAPPING_TARGETS)
             q.requeue(info, immediate=True)
             return
+        usage = a.usage()
         for t in targets:      # fits: with this entry's own targets removed
             self.preemptor._remove(t.info)
         fits = all(v <= node.available(fr) for fr, v in usage.items())
@@ -502,7 +506,7 @@ class Kueue:
             self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
             q.requeue(info, immediate=True)
             return
-        if a.mode == PREEMPT:
+        if mode == PREEMPT:
             preempted.update(t.info.key for t in targets)
             for t in targets:
                 self._preempt(t.info, info, t.reason)
@@ -632,11 +636,9 @@ class Kueue:
 
     def _requeue_cohort(self, cq: str) -> None:
         """QueueInadmissibleWorkloads for every ClusterQueue in the cohort tree of ``cq``."""
-        root = self.nodes[cq].root()
         moved = False
-        for name, q in self.queues.items():
-            if name == cq or self.nodes[name].root() is root:
-                moved |= q.queue_inadmissible()
+        for q in self._tree_queues[cq]:
+            moved |= q.queue_inadmissible()
         if moved:
             self.kick()
 
@@ -680,8 +682,8 @@ class Kueue:
             set_condition(wl, FINISHED, "True", fin[0], fin[1], now)
             self.ctx.api.update(wl)     # the workload loop releases the quota
             return
-        if info.reserved_at is not None and self.config.wait_for_pods_ready and not wl.is_true(PODS_READY) \
-                and self.job_reconciler.pods_ready(job, wl.spec.pod_sets[0].count):
+        if info.reserved_at is not None and self.config.wait_for_pods_ready \
+                and self.job_reconciler.pods_ready(job, wl.spec.pod_sets[0].count) and not wl.is_true(PODS_READY):
             set_condition(wl, PODS_READY, "True", "Started", READY_MSG, now)
             self.ctx.api.update(wl)
             if self.config.block_admission:
