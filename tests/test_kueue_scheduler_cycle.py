@@ -173,3 +173,24 @@ def test_no_fit_reason_is_the_most_severe(gate, podsets, want):
     c = workload(r, "w").condition("QuotaReserved")
     assert (c.status, c.reason) == ("False", want)
     assert c.message.startswith("couldn't assign flavors to pod set ")
+
+
+def test_an_identical_preempt_nomination_is_memoised(monkeypatch):
+    """gpusim's shortcut (scheduler.py Kueue._nominate): w1 and w2 need quota that only preemption could free, and
+    nothing can be preempted (w0 has the higher priority). w2 arrives while the cohort tree's usage is unchanged: it
+    gets w1's assignment without a flavor assignment or a preemption-target search of its own, and the outcome
+    and message a fresh nomination gives."""
+    from gpusim.kueue import preemption, scheduler
+    assigned, searched = [], []
+    real_assign, real_targets = scheduler.assign, preemption.Preemptor.get_targets
+    monkeypatch.setattr(scheduler, "assign", lambda *a, **k: assigned.append(1) or real_assign(*a, **k))
+    monkeypatch.setattr(preemption.Preemptor, "get_targets",
+                        lambda self, wl, *a, **k: searched.append(wl.key) or real_targets(self, wl, *a, **k))
+    docs = [FLAVOR % "default", cq("a", "2", within="LowerPriority"), wl("w0", "a", "2", priority=5),
+            wl("w1", "a", "2", at="1s"), wl("w2", "a", "2", at="2s")]
+    r = run(*docs, until="1m")
+    assert admitted(r, ["w0", "w1", "w2"]) == ["w0"]
+    assert len(assigned) == 2                           # w0 (fits), w1; not w2
+    assert searched == ["default/w1", "default/w1"]     # the oracle's search, then nominate's (memoised)
+    msg = "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed"
+    assert [workload(r, n).condition("QuotaReserved").message for n in ("w1", "w2")] == [msg, msg]

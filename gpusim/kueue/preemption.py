@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
@@ -76,6 +77,7 @@ class Preemptor:
         self.nodes, self.admitted, self.policies = nodes, admitted, policies
         self.fair_sharing, self.strategies = fair_sharing, strategies
         self.preempt_within_nominal = preempt_within_nominal   # feature gate FairSharingPreemptWithinNominal
+        self._searches: Optional[dict] = None        # while nominating: memoised target searches
         # admitted workloads of each CQ kept in candidate order (priority, newest reservation first, UID), so
         # candidates stream out lazily and the greedy search stops as soon as the preemptor fits
         self._ordered: dict[str, list[tuple[tuple, Info]]] = {n: [] for n in nodes}
@@ -247,6 +249,17 @@ class Preemptor:
                    tas_fits: Optional[TASFits]) -> list[Target]:
         """classicalPreemptions: one or two attempts, with and/or without borrowing, each taking valid
         candidates in order until the preemptor fits, then putting back every target not needed."""
+        found = self._cached(("classical", wl, req, frs), tas_fits,
+                             lambda: self._classical_search(wl, req, frs, tas_fits))
+        if found is None:
+            return []
+        borrow, targets = found
+        return self._fill_back(wl, req, borrow, targets, tas_fits) if minimize else list(targets)
+
+    def _classical_search(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
+                          tas_fits: Optional[TASFits]) -> Optional[tuple[bool, list[Target]]]:
+        """The attempts of classicalPreemptions: (whether borrowing was allowed, the targets taken in order until
+        the preemptor fits) for the first attempt that fits, None if none does. The cache is left as it was."""
         cq, pol = self.nodes[wl.cq], self.policies[wl.cq]
         hier, prio, same = self._classical_candidates(wl, req, frs)
         forbidden = pol.borrow_within_cohort == "Never"
@@ -259,30 +272,62 @@ class Preemptor:
             attempts = [True, False]
         for borrow in attempts:
             targets: list[Target] = []
-
-            def fits_now() -> bool:
-                return self._fits(cq, req, borrow) and (tas_fits is None or tas_fits([t.info for t in targets]))
             fits = False
             for c, lca, variant in (*hier, *prio, *same):
                 if not self._valid(wl, c, lca, variant, borrow, frs):
                     continue
                 self._remove(c)
                 targets.append(Target(c, _REASONS[variant]))
-                if fits_now():
+                if self._fits(cq, req, borrow) and (tas_fits is None or tas_fits([t.info for t in targets])):
                     fits = True
                     break
-            if fits:
-                for i in range(len(targets) - 2, -1, -1) if minimize else ():   # fillBackWorkloads
-                    back = targets.pop(i)
-                    self._restore(back.info)
-                    if not fits_now():
-                        self._remove(back.info)
-                        targets.insert(i, back)
             for t in targets:
                 self._restore(t.info)
             if fits:
-                return targets
-        return []
+                return borrow, targets
+        return None
+
+    def _fill_back(self, wl: Info, req: dict[FlavorResource, int], borrow: bool, found: list[Target],
+                   tas_fits: Optional[TASFits]) -> list[Target]:
+        """fillBackWorkloads: with ``found`` removed, put back each target, newest taken first but the last,
+        whose removal is not needed for the preemptor to fit."""
+        cq = self.nodes[wl.cq]
+        targets = list(found)
+        for t in targets:
+            self._remove(t.info)
+
+        def fits_now() -> bool:
+            return self._fits(cq, req, borrow) and (tas_fits is None or tas_fits([t.info for t in targets]))
+        for i in range(len(targets) - 2, -1, -1):
+            back = targets.pop(i)
+            self._restore(back.info)
+            if not fits_now():
+                self._remove(back.info)
+                targets.insert(i, back)
+        for t in targets:
+            self._restore(t.info)
+        return targets
+
+    @contextmanager
+    def nominating(self) -> Iterator[None]:
+        """While a scheduling cycle nominates its heads (flavor assignment with the preemption oracle, then
+        nominate's GetTargets for the Preempt assignments) the cache and the admitted workloads do not change:
+        a search for the same workload and request, as the oracle and nominate both make it, is done once."""
+        self._searches = {}
+        try:
+            yield
+        finally:
+            self._searches = None
+
+    def _cached(self, key: tuple, tas_fits: Optional[TASFits], search: Callable[[], object]) -> object:
+        """``search()``, memoised for ``key`` (the workload by identity, the request, the flavor-resources)
+        while nominating; a TAS fit check is not part of the key, so such searches are not memoised."""
+        if self._searches is None or tas_fits is not None:
+            return search()
+        k = (key[0], id(key[1]), tuple(sorted(key[2].items())), frozenset(key[3]))
+        if k not in self._searches:
+            self._searches[k] = search()
+        return self._searches[k]
 
     def get_targets(self, wl: Info, req: dict[FlavorResource, int], frs: set[FlavorResource],
                     minimize: bool = True, tas_fits: Optional[TASFits] = None) -> list[Target]:
@@ -293,8 +338,10 @@ class Preemptor:
         (fairPreemptions), otherwise classical preemption."""
         cq = self.nodes[wl.cq]
         if self.fair_sharing and cq.parent is not None:
-            candidates = list(self.candidates(wl, frs))
-            return self._fair(wl, req, frs, candidates, tas_fits) if candidates else []
+            def search() -> list[Target]:
+                candidates = list(self.candidates(wl, frs))
+                return self._fair(wl, req, frs, candidates, tas_fits) if candidates else []
+            return list(self._cached(("fair", wl, req, frs), tas_fits, search))
         return self._classical(wl, req, frs, minimize, tas_fits)
 
     _STRATEGIES = {   # fairsharing strategies: (preemptor's new share, target's old share, target's new share)

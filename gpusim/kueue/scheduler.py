@@ -49,7 +49,7 @@ from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
 from . import resources
 from .cache import Node, compute_subtree, quotas_from
-from .flavorassigner import NO_FIT, PREEMPT, ClusterQueueSpecView, assign
+from .flavorassigner import FIT, NO_FIT, PREEMPT, ClusterQueueSpecView, assign
 from .jobframework import JobReconciler
 from .preemption import Policy, Preemptor, preemption_message
 from .queue import ClusterQueueQueue
@@ -86,6 +86,9 @@ class Kueue:
         self.cohort_nodes: dict[str, Node] = {}
         self._build_tree(objects.get("Cohort", []))
         self.queues = {n: ClusterQueueQueue(n, q.spec.queueing_strategy) for n, q in sorted(self.cluster_queues.items())}
+        # the queues of each ClusterQueue's cohort tree (itself included), in name order: the tree is fixed
+        self._tree_queues = {cq: [q for n, q in self.queues.items() if self.nodes[n].root() is self.nodes[cq].root()]
+                             for cq in self.queues}
         self.specs = {n: self._spec_view(q, config.fair_sharing) for n, q in self.cluster_queues.items()}
         self.admitted: dict[str, dict[str, Info]] = {n: {} for n in self.cluster_queues}
         self.workloads: dict[str, Info] = {}          # ns/name → Info (every workload Kueue tracks)
@@ -103,7 +106,7 @@ class Kueue:
         self._seq = 0
         self._kicked = False
         self._ns_cache: dict[tuple[str, str], bool] = {}   # namespaces' labels do not change in gpusim
-        self._memo: dict[tuple, tuple] = {}         # (cq, signature) → (tree version, assignment, message)
+        self._memo: dict[tuple, list] = {}  # (cq, signature) → [tree version, assignment, message, no targets]
         self._held: dict[tuple, int] = {}            # (cq, flavor-resource) → quota held by this cycle's entries
         self._dirty: set[str] = set()                # ClusterQueues whose status needs writing
         self._lq_counts: dict[tuple[str, str], list[int]] = {k: [0, 0] for k in self.local_queues}  # pending, admitted
@@ -310,45 +313,8 @@ class Kueue:
         if not heads:
             return False
         self.cycles += 1
-        entries = []
-        for info in heads:
-            touched.add(info.cq)
-            cq_obj = self.cluster_queues[info.cq]
-            # nominate: workload.ValidateAdmissibility (requests within limits, then the namespace selector)
-            invalid = info.__dict__.get("_invalid_resources")
-            if invalid is None:      # a Workload's PodSets do not change
-                invalid = info.__dict__["_invalid_resources"] = validate_resources(info.obj)
-            if invalid:
-                entries.append((info, None, invalid))
-                continue
-            if not self._namespace_matches(cq_obj, info.obj.metadata.namespace):
-                entries.append((info, None, NAMESPACE_MISMATCH))
-                continue
-            node = self.nodes[info.cq]
-            # A nomination is a pure function of the workload's requests/priority/pod constraints and the
-            # cohort tree's usage: while that usage is unchanged, an identical workload that did not fit still
-            # does not (gpusim's shortcut; upstream evaluates each head afresh).
-            memo_key = (info.cq, info.signature)
-            uses_tas = info.cq in self.tas_cqs
-            version = (node.root().version, self.tas.version() if uses_tas else None)
-            hit = self._memo.get(memo_key)
-            if hit is not None and hit[0] == version:
-                entries.append((info, hit[1], hit[2]))
-                continue
-            reqs = [(ps.name, r, ps.template.spec, ps) for ps, r in zip(info.obj.spec.pod_sets, info.requests)]
-            a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info),
-                       self.tas if uses_tas else None, self.tas_cqs.get(info.cq, False))
-            msg = a.message()
-            if a.mode == NO_FIT:
-                self._memo[memo_key] = (version, a, msg)
-            entries.append((info, a, msg))
-        # nominate / getInitialAssignments: the preemption targets of a Preempt assignment are found on the
-        # cache as the cycle started, before any entry is processed
-        targets_of: dict[int, list] = {}
-        for info, a, _ in entries:
-            if a is not None and a.mode == PREEMPT:
-                frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
-                targets_of[id(info)] = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
+        with self.preemptor.nominating():
+            entries, targets_of = self._nominate(heads, touched)
         entries.sort(key=lambda e: self.entry_key(e[0], e[1]))
         order = self._fair_sharing_order(entries) if self.config.fair_sharing else iter(entries)
         # processEntry: the workloads this cycle preempts (gpusim evicts them at once, so they are already gone
@@ -365,6 +331,65 @@ class Kueue:
                     node.add_usage(fr, -v)
             self._held.clear()
         return True
+
+    def _nominate(self, heads: list[Info], touched: set[str]) -> tuple[list[tuple], dict[int, list]]:
+        """scheduler.go nominate: each head's entry (info, assignment or None, message), and the preemption
+        targets of the Preempt assignments (by ``id(info)``)."""
+        entries = []
+        for info in heads:
+            touched.add(info.cq)
+            cq_obj = self.cluster_queues[info.cq]
+            # nominate: workload.ValidateAdmissibility (requests within limits, then the namespace selector)
+            invalid = info.__dict__.get("_invalid_resources")
+            if invalid is None:      # a Workload's PodSets do not change
+                invalid = info.__dict__["_invalid_resources"] = validate_resources(info.obj)
+            if invalid:
+                entries.append((info, None, invalid))
+                continue
+            if not self._namespace_matches(cq_obj, info.obj.metadata.namespace):
+                entries.append((info, None, NAMESPACE_MISMATCH))
+                continue
+            node = self.nodes[info.cq]
+            # A nomination is a pure function of the workload's requests/priority/pod constraints and the
+            # cohort tree's usage (its admitted workloads change only with it): while that usage is unchanged, an
+            # identical workload that did not fit, or fitted only by preemption, gets the same assignment
+            # (gpusim's shortcut; upstream evaluates each head afresh). Its preemption targets are searched anew.
+            # Preemption targets depend on the same: none found stays none.
+            memo_key = (info.cq, info.signature)
+            uses_tas = info.cq in self.tas_cqs
+            version = self._tree_version(info.cq)
+            hit = self._memo.get(memo_key)
+            if hit is not None and hit[0] == version:
+                entries.append((info, hit[1], hit[2]))
+                continue
+            reqs = [(ps.name, r, ps.template.spec, ps) for ps, r in zip(info.obj.spec.pod_sets, info.requests)]
+            a = assign(reqs, node, self.specs[info.cq], self.flavors, self.preemptor.oracle(info),
+                       self.tas if uses_tas else None, self.tas_cqs.get(info.cq, False))
+            msg = a.message()
+            if a.mode != FIT:
+                self._memo[memo_key] = [version, a, msg, False]    # the last: no preemption targets found
+            entries.append((info, a, msg))
+        # nominate / getInitialAssignments: the preemption targets of a Preempt assignment are found on the
+        # cache as the cycle started, before any entry is processed
+        targets_of: dict[int, list] = {}
+        for info, a, _ in entries:
+            if a is not None and a.mode == PREEMPT:
+                hit = self._memo.get((info.cq, info.signature))
+                current = hit is not None and hit[1] is a and hit[0] == self._tree_version(info.cq)
+                if current and hit[3]:
+                    targets_of[id(info)] = []
+                    continue
+                frs = {fr for p in a.pod_sets if p.mode == PREEMPT for fr in p.usage}
+                targets = self.preemptor.get_targets(info, a.usage(), frs, tas_fits=self._tas_fits(a))
+                targets_of[id(info)] = targets
+                if current and not targets:
+                    hit[3] = True
+        return entries, targets_of
+
+    def _tree_version(self, cq: str) -> tuple:
+        """Changes whenever the usage in the cohort tree of ``cq`` (or, for a ClusterQueue using TAS, the TAS
+        usage) does."""
+        return self.nodes[cq].root().version, self.tas.version() if cq in self.tas_cqs else None
 
     def _fair_sharing_order(self, entries: list):
         """makeFairSharingIterator: the next entry is the winner of a tournament up each Cohort tree, taken
@@ -450,14 +475,14 @@ class Kueue:
         """scheduler.go processEntry, for one nominated head in entry order."""
         node = self.nodes[info.cq]
         q = self.queues[info.cq]
-        if a is None or a.mode == NO_FIT:
+        mode = a.mode if a is not None else NO_FIT
+        if mode == NO_FIT:
             # resolveNoFitReason; gpusim falls back on WaitingForQuota where it resolves to nothing
             reason = PENDING if a is None else (a.no_fit_reason() or WAITING_FOR_QUOTA)
             self._set_pending(info, reason, msg)
             q.requeue(info, immediate=False, namespace_mismatch=a is None and msg == NAMESPACE_MISMATCH)
             return
-        usage = a.usage()
-        if a.mode == PREEMPT and not targets:
+        if mode == PREEMPT and not targets:
             waiting = [p for p in a.pod_sets if p.mode == PREEMPT]
             tas_only = bool(waiting) and all(p.topology_failed for p in waiting)
             self._set_pending(info, TOPOLOGY_PLACEMENT_FAILED if tas_only else WAITING_FOR_QUOTA, msg)
@@ -471,6 +496,7 @@ class Kueue:
             self._set_pending(info, WAITING_FOR_QUOTA, OVERLAPPING_TARGETS)
             q.requeue(info, immediate=True)
             return
+        usage = a.usage()
         for t in targets:      # fits: with this entry's own targets removed
             self.preemptor._remove(t.info)
         fits = all(v <= node.available(fr) for fr, v in usage.items())
@@ -480,7 +506,7 @@ class Kueue:
             self._set_pending(info, WAITING_FOR_QUOTA, NO_LONGER_FITS)
             q.requeue(info, immediate=True)
             return
-        if a.mode == PREEMPT:
+        if mode == PREEMPT:
             preempted.update(t.info.key for t in targets)
             for t in targets:
                 self._preempt(t.info, info, t.reason)
@@ -610,11 +636,9 @@ class Kueue:
 
     def _requeue_cohort(self, cq: str) -> None:
         """QueueInadmissibleWorkloads for every ClusterQueue in the cohort tree of ``cq``."""
-        root = self.nodes[cq].root()
         moved = False
-        for name, q in self.queues.items():
-            if name == cq or self.nodes[name].root() is root:
-                moved |= q.queue_inadmissible()
+        for q in self._tree_queues[cq]:
+            moved |= q.queue_inadmissible()
         if moved:
             self.kick()
 
@@ -658,8 +682,8 @@ class Kueue:
             set_condition(wl, FINISHED, "True", fin[0], fin[1], now)
             self.ctx.api.update(wl)     # the workload loop releases the quota
             return
-        if info.reserved_at is not None and self.config.wait_for_pods_ready and not wl.is_true(PODS_READY) \
-                and self.job_reconciler.pods_ready(job, wl.spec.pod_sets[0].count):
+        if info.reserved_at is not None and self.config.wait_for_pods_ready \
+                and self.job_reconciler.pods_ready(job, wl.spec.pod_sets[0].count) and not wl.is_true(PODS_READY):
             set_condition(wl, PODS_READY, "True", "Started", READY_MSG, now)
             self.ctx.api.update(wl)
             if self.config.block_admission:
