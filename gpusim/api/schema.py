@@ -8,12 +8,32 @@ as Go's encoding/json reads it: the field keeps its zero value (an absent field)
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
+import operator
 import types
 import typing
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .errors import FieldError, cut   # noqa: F401  cut is re-exported for the api modules
+
+
+@functools.cache
+def _field_getter(cls: type) -> Optional[Callable[[Any], tuple]]:
+    """All the fields of dataclass ``cls`` in order, when each is an ``__init__`` argument and construction
+    does nothing else (no ``__post_init__``)."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    fields = dataclasses.fields(cls)
+    return operator.attrgetter(*(f.name for f in fields)) if len(fields) > 1 and all(f.init for f in fields) else None
+
+
+def shallow_copy(obj: Any) -> Any:
+    """``copy.copy`` of an API dataclass, through its constructor: several times faster for the slotted ones,
+    which copy.copy rebuilds attribute by attribute through ``__reduce_ex__``."""
+    get = _field_getter(type(obj))
+    return type(obj)(*get(obj)) if get is not None else copy.copy(obj)
 
 
 def json_name(f: dataclasses.Field) -> str:

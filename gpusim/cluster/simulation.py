@@ -6,6 +6,7 @@ Without ``until`` the run ends when nothing but periodic housekeeping remains to
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import gc
@@ -14,7 +15,7 @@ import pickle
 import random
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, Generator, Optional
+from typing import Any, Generator, Iterator, Optional
 
 import simpy
 
@@ -162,9 +163,27 @@ class Result:
         return sorted(self.api.list("Job"), key=lambda j: (j.metadata.namespace, j.metadata.name))
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused (and restored after): building and running a simulation allocate
+    millions of long- and short-lived objects, none of them in cycles that matter until the run ends, and
+    generation scans (which grow with the heap) cost more than they free."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
 class Simulation:
     def __init__(self, scenario: Scenario, seed: Optional[int] = None, until: Optional[float] = None,
                  registry: Any = None):
+        with _gc_paused():
+            self._init(scenario, seed, until, registry)
+
+    def _init(self, scenario: Scenario, seed: Optional[int], until: Optional[float], registry: Any) -> None:
         self.scenario = sc = _copy_scenario(scenario)
         spec = sc.simulation.spec
         self.seed = spec.seed if seed is None else seed
@@ -426,13 +445,8 @@ class Simulation:
     def run(self) -> Result:
         """Run to ``until`` or to quiescence. The cyclic garbage collector is paused meanwhile: a run
         allocates millions of short-lived objects and generation scans cost more than they free."""
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _gc_paused():
             return self._run()
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _run(self) -> Result:
         env, ctx = self.ctx.env, self.ctx

@@ -13,12 +13,12 @@ PodsReady) see them.
 """
 from __future__ import annotations
 
-import copy
 from typing import Generator
 
 from ..api.batch_v1 import Job, JobCondition
 from ..api.core_v1 import Pod
 from ..api.meta import ObjectMeta, OwnerReference
+from ..api.schema import shallow_copy
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL, WARNING
@@ -224,7 +224,7 @@ class JobController:
     def _create_pod(self, job: Job) -> None:
         ctx = self.ctx
         tmpl = job.spec.template
-        spec = copy.copy(tmpl.spec)   # per-pod spec; the lists admission appends to are copied too,
+        spec = shallow_copy(tmpl.spec)   # per-pod spec; the lists admission appends to are copied too,
         spec.tolerations = list(spec.tolerations)   # containers are shared (their defaults are idempotent)
         spec.scheduling_gates = list(spec.scheduling_gates)
         while True:

@@ -16,10 +16,7 @@ defaults.go} and pkg/controller/jobs/job/{job_controller.go,job_webhook.go}).
 from __future__ import annotations
 
 import copy
-import dataclasses
-import functools
 import hashlib
-import operator
 from typing import Any, Callable, Optional, Protocol
 
 from ..api.batch_v1 import Job
@@ -28,6 +25,7 @@ from ..api.kueue_x_k8s_io import (PODSET_LABEL, PODSET_UNCONSTRAINED_TOPOLOGY, P
                                   TOPOLOGY_SCHEDULING_GATE, V1BETA2, WORKLOAD_ANNOTATION, PodSet, PriorityClassRef,
                                   Workload, WorkloadSpecV1beta2, topology_request_from_annotations)
 from ..api.meta import ObjectMeta, OwnerReference
+from ..api.schema import shallow_copy
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
 from ..controlplane.events import NORMAL
@@ -52,27 +50,13 @@ def webhook(previous: Optional[Callable[[Any], None]]) -> Callable[[Any], None]:
     return admit
 
 
-@functools.cache
-def _field_getter(cls: type) -> Optional[Callable[[Any], tuple]]:
-    """All the fields of dataclass ``cls`` in order, when each is an ``__init__`` argument."""
-    fields = dataclasses.fields(cls)
-    return operator.attrgetter(*(f.name for f in fields)) if len(fields) > 1 and all(f.init for f in fields) else None
-
-
-def _shallow_copy(obj: Any) -> Any:
-    """``copy.copy`` of an API dataclass, through its constructor: several times faster for the slotted ones,
-    which copy.copy rebuilds attribute by attribute."""
-    get = _field_getter(type(obj))
-    return type(obj)(*get(obj)) if get is not None else copy.copy(obj)
-
-
 def _template_copy(tmpl: Any) -> Any:
     """The Workload's copy of the pod template: what the reconciler later changes on the Job (labels,
     annotations, nodeSelector, tolerations) is copied; containers are shared and never mutated."""
-    out = _shallow_copy(tmpl)
-    out.metadata = _shallow_copy(tmpl.metadata)
+    out = shallow_copy(tmpl)
+    out.metadata = shallow_copy(tmpl.metadata)
     out.metadata.labels, out.metadata.annotations = dict(tmpl.metadata.labels), dict(tmpl.metadata.annotations)
-    out.spec = _shallow_copy(tmpl.spec)
+    out.spec = shallow_copy(tmpl.spec)
     out.spec.node_selector, out.spec.tolerations = dict(tmpl.spec.node_selector), list(tmpl.spec.tolerations)
     out.spec.scheduling_gates = list(tmpl.spec.scheduling_gates)
     return out
