@@ -28,13 +28,18 @@ lab: $(STAMP)
 # one kernel, as nbval's loadscope mode would group them; one session instead of two lets the notebooks fill the
 # cores while the slowest test files finish: 209 s against 130 + 105 s on this 2-core VM). Files go out longest first
 # (tests/longest_first.py; --no-loadscope-reorder keeps that order instead of xdist's by-number-of-tests one).
+# `make site` runs in the background meanwhile (12 s from scratch, otherwise a serial tail).
 # tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as parallel kernels racing for a port
 # can. PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder -p tests.longest_first -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests course labs/*/solution.ipynb
-	$(MAKE) --no-print-directory site
+	@mkdir -p build
+	@# the site (which reads only committed files) builds alongside the tests; its log follows theirs
+	$(MAKE) --no-print-directory site > build/site.log 2>&1 & site=$$!; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder -p tests.longest_first -p tests.nbval_kernel_retry --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests course labs/*/solution.ipynb; \
+	tests=$$?; wait $$site; built=$$?; cat build/site.log; \
+	[ $$built -eq 0 ] || echo "make site failed"; [ $$tests -eq 0 ] && [ $$built -eq 0 ]
 
 # The course as a static site (build/site/course/index.html), from the committed outputs; any warning
 # (a broken link, a missing image, a document outside the table of contents) fails the build.
