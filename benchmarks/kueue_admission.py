@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from calibration import calibrate, calibration_line  # noqa: E402
 from gpusim.api.batch_v1 import Job, JobSpec, PodTemplateSpec  # noqa: E402
 from gpusim.api.core_v1 import Container, Namespace, PodSpec, ResourceRequirements  # noqa: E402
 from gpusim.api.kueue_x_k8s_io import (ClusterQueue, ClusterQueuePreemption, ClusterQueueSpecV1beta2,  # noqa: E402
@@ -141,6 +143,7 @@ def main() -> None:
     ap.add_argument("--jobs", action="store_true", help="full path: Jobs, pods, kube-scheduler, kubelets")
     ap.add_argument("--cohorts", type=int, default=COHORTS, help="scale: cohorts of 6 ClusterQueues (default 5)")
     args = ap.parse_args()
+    print(calibration_line(calibrate()), flush=True)
     sc, workloads = scenario(args.jobs, args.cohorts)
     t0 = time.perf_counter()
     prof = cProfile.Profile() if args.profile else None
@@ -178,6 +181,7 @@ def main() -> None:
         xs = per_class.get(cls, [])
         avg = sum(xs) / len(xs) if xs else float("nan")
         print(f"  {cls:<7} avg time to admission {avg:8.2f} s (simulated)   max {max(xs, default=0):8.2f} s")
+    print(calibration_line(calibrate()))
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
