@@ -29,11 +29,14 @@ lab: $(STAMP)
 # cores while the slowest test files finish: 209 s against 130 + 105 s on this 2-core VM). Files go out longest first
 # (tests/longest_first.py; --no-loadscope-reorder keeps that order instead of xdist's by-number-of-tests one).
 # `make site` runs in the background meanwhile (12 s from scratch, otherwise a serial tail).
+# compileall first: where PYTHONDONTWRITEBYTECODE is set (many CI images) no process would cache the package's
+# bytecode, and each of the session's ~40 kernels and many CLI subprocesses would compile it again (0.4 s each).
 # tests/nbval_kernel_retry.py starts a kernel again when it dies on startup, as parallel kernels racing for a port
 # can. PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/lint-imports
+	$(BIN)/python -m compileall -q gpusim > /dev/null
 	@mkdir -p build
 	@# the site (which reads only committed files) builds alongside the tests; its log follows theirs
 	$(MAKE) --no-print-directory site > build/site.log 2>&1 & site=$$!; \
