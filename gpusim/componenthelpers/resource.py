@@ -24,8 +24,8 @@ SUPPORTED_POD_LEVEL_RESOURCES = ("cpu", "memory")    # helpers.go supportedPodLe
 def to_units(name: str, q: Fraction) -> int:
     """framework.Resource units: milliCPU for cpu, whole units (bytes, devices) otherwise; fractions
     round up as resource.Quantity's MilliValue/Value do."""
-    v = q * 1000 if name == "cpu" else q
-    return -((-v.numerator) // v.denominator)
+    num = q.numerator * 1000 if name == "cpu" else q.numerator   # integer arithmetic: ceil(q × 1000) exactly
+    return -((-num) // q.denominator)
 
 
 def container_requests(c: Container) -> ResourceList:
