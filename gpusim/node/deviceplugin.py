@@ -14,7 +14,6 @@ node's server board (gpusim.hardware.topology). A node without a board (a vGPU V
 from __future__ import annotations
 
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -23,6 +22,7 @@ import simpy
 from ..api.deviceplugin_v1beta1 import (API_VERSION, HEALTHY, UNHEALTHY,  # noqa: F401  re-exported for the node package
                                         ContainerAllocateResponse, Device, DevicePluginOptions, RegisterRequest,
                                         Registration)
+from ..controlplane.apiserver import uuid4_string
 from ..controlplane.trace import Trace
 from ..hardware import GPUModel
 from ..hardware import topology as hwtopology
@@ -56,7 +56,7 @@ class MigDevice:
 
 def gpu_uuids(rng: random.Random, n: int) -> list[str]:
     """GPU UUIDs as NVML prints them (GPU-xxxxxxxx-...), drawn from the simulation's seed."""
-    return ["GPU-" + str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n)]
+    return ["GPU-" + uuid4_string(rng.getrandbits(128)) for _ in range(n)]
 
 
 def mig_devices(rng: random.Random, layouts: list) -> list[MigDevice]:
@@ -64,7 +64,7 @@ def mig_devices(rng: random.Random, layouts: list) -> list[MigDevice]:
     out = []
     for index, layout in enumerate(layouts):
         for gi in layout.instances if layout.mig_enabled else ():
-            uid = "MIG-" + str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            uid = "MIG-" + uuid4_string(rng.getrandbits(128))
             out.append(MigDevice(uid, index, gi.profile.name, int(gi.profile.memory_gib * 1024), gi.start))
     return out
 
