@@ -76,6 +76,10 @@ class NodeTable:
             self.alloc[r][i] = ni.allocatable.get(r)
             self.req[r][i] = ni.requested.get(r)
             self.nz[r][i] = ni.non_zero_requested.get(r)
+        self._node_row(i, ni)
+
+    def _node_row(self, i: int, ni: NodeInfo) -> None:
+        """Row ``i`` of what is not a resource column: pod count, cordon, taints, labels."""
         self.npods[i] = len(ni.pods)
         self.unschedulable[i] = ni.node.spec.unschedulable
         taints = ni.node.spec.taints
@@ -104,7 +108,7 @@ class NodeTable:
             self.labels = [None] * n
             self.affinity_cache.clear()
             for i, ni in enumerate(self.infos):
-                self._row(i, ni)
+                self._node_row(i, ni)           # the resource columns were just read whole
             self.stale = False
             self.dirty.clear()
             self.generation += 1
