@@ -15,6 +15,7 @@ import io
 import signal
 from pathlib import Path
 
+import celpy
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,10 @@ from hypothesis import strategies as st
 import gpusim as gs
 from gpusim.cli import main
 from gpusim.cluster.simulation import DEFAULT_HORIZON
+
+# cel-python raises the recursion limit to 2500 each time a CEL environment is made (celpy.Environment.__init__);
+# made once here, before hypothesis runs, so its tests find the limit unchanged (else HypothesisWarning)
+celpy.Environment()
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
