@@ -235,17 +235,6 @@ def _attempt(sched: Any, qpi: QueuedPodInfo) -> Any:
     return sched.record_attempt(qpi.pod)
 
 
-def _assume(sched: Any, pi: Any, node: str) -> Optional[str]:
-    """assume (the pod leaves the nominator); returns the nomination it had, for the revert."""
-    uid = pi.key
-    nominated = sched.nominator.get(uid)
-    sched.assumed.add(uid)
-    sched.pod_node[uid] = node
-    sched.nodes[node].add_pod(pi)
-    sched._delete_nominated_pod(uid)
-    return nominated
-
-
 def _rejected_after_assume(qpi: QueuedPodInfo, node: str, st: Status) -> tuple[Status, Optional[Diagnosis]]:
     """A Reserve or Permit rejection as a FitError over the one node (schedulingCycle / podGroupPodSchedulingAlgorithm)."""
     if not st.is_rejected():
@@ -292,7 +281,7 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
     else:
         status, diag = Status(), None
     # assumeAndReserve (in the snapshot)
-    had_nomination = _assume(sched, pi, node)
+    had_nomination = sched.assume(pi, node)
     st = fw.run_reserve(state, pi, node)
 
     def revert() -> None:
@@ -321,28 +310,12 @@ def pod_group_pod_scheduling_algorithm(sched: Any, fw: Any, pgi: QueuedPodGroupI
 def prepare_for_binding_cycle(sched: Any, fw: Any, qpi: QueuedPodInfo, pr: AlgorithmResult) -> Status:
     """prepareForBindingCycle: the real assume, Reserve and Permit of a feasible pod of a schedulable group (a
     Wait now makes a waiting pod, which the group's last Permit allows), then its binding cycle."""
-    ctx = sched.ctx
-    pi, pod = qpi.pod_info, qpi.pod
-    ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
     state, node = pr.state, pr.node
     state.pop(POD_GROUP_CYCLE, None)     # SetPodGroupSchedulingCycle(nil) before binding
-    _assume(sched, pi, node)
-    ctx.trace.add(ctx.now, sched.name, "scheduler.(*Scheduler).assume", ref, "Success", node=node)
-    st = fw.run_reserve(state, pi, node)
-    if st.is_success():
-        st = fw.run_permit(state, pi, node)
+    st = sched.assume_reserve_permit(state, fw, qpi.pod_info, node)
     if not st.is_success() and st.code != Code.Wait:
-        fw.run_unreserve(state, pi, node)
-        sched._forget(pi, node)
         return st
-    if st.code == Code.Wait:
-        sched._inflight[pod.metadata.uid] = []
-        ctx.trace.add(ctx.now, sched.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, st.message(),
-                      node=node, plugins=list(fw.names["Permit"]))
-    elif fw.names["Permit"]:
-        ctx.trace.add(ctx.now, sched.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, "Success",
-                      node=node, plugins=list(fw.names["Permit"]))
-    ctx.env.process(sched._binding_cycle(state, qpi, node, pr.attempt))
+    sched.ctx.env.process(sched._binding_cycle(state, qpi, node, pr.attempt))
     return Status()
 
 

@@ -526,8 +526,7 @@ class Scheduler:
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         ctx, fw = self.ctx, self.framework_for(qpi.pod)
-        pi, pod = qpi.pod_info, qpi.pod
-        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        pi = qpi.pod_info
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = ctx.now
@@ -543,11 +542,30 @@ class Scheduler:
             qpi.unschedulable_plugins = fit_error.diagnosis.unschedulable_plugins
             self._fail(qpi, Status(Code.Unschedulable, [msg]), msg, attempt, nominated)
             return
-        # assume (the pod leaves the nominator), Reserve, Permit
-        self.assumed.add(pod.metadata.uid)
-        self.pod_node[pod.metadata.uid] = node
+        st = self.assume_reserve_permit(state, fw, pi, node)
+        if not st.is_success() and st.code != Code.Wait:
+            self._fail_after_assume(qpi, node, st, attempt)
+            return
+        ctx.env.process(self._binding_cycle(state, qpi, node, attempt))
+
+    def assume(self, pi: PodInfo, node: str) -> Optional[str]:
+        """assume: the pod is on ``node`` in the scheduler's cache and leaves the nominator; returns the
+        nomination it had (for a pod group cycle's revert)."""
+        uid = pi.key
+        nominated = self.nominator.get(uid)
+        self.assumed.add(uid)
+        self.pod_node[uid] = node
         self.nodes[node].add_pod(pi)
-        self._delete_nominated_pod(pod.metadata.uid)
+        self._delete_nominated_pod(uid)
+        return nominated
+
+    def assume_reserve_permit(self, state: CycleState, fw: Framework, pi: PodInfo, node: str) -> Status:
+        """The end of schedulingCycle (schedule_one.go), shared with the pod group cycle's prepareForBindingCycle:
+        assume, RunReservePluginsReserve, RunPermitPlugins. A rejection is undone here (Unreserve, forget) and
+        returned; a Wait makes the pod a waiting pod. Success or Wait: the caller starts the binding cycle."""
+        ctx, pod = self.ctx, pi.pod
+        ref = f"Pod {pod.metadata.namespace}/{pod.metadata.name}"
+        self.assume(pi, node)
         ctx.trace.add(ctx.now, self.name, "scheduler.(*Scheduler).assume", ref, "Success", node=node)
         st = fw.run_reserve(state, pi, node)
         if st.is_success():
@@ -555,8 +573,7 @@ class Scheduler:
         if not st.is_success() and st.code != Code.Wait:
             fw.run_unreserve(state, pi, node)
             self._forget(pi, node)
-            self._fail_after_assume(qpi, node, st, attempt)
-            return
+            return st
         if st.code == Code.Wait:
             self._inflight[pod.metadata.uid] = []
             ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, st.message(),
@@ -564,7 +581,7 @@ class Scheduler:
         elif fw.names["Permit"]:
             ctx.trace.add(ctx.now, self.name, "runtime.(*frameworkImpl).RunPermitPlugins", ref, "Success",
                           node=node, plugins=list(fw.names["Permit"]))
-        ctx.env.process(self._binding_cycle(state, qpi, node, attempt))
+        return st
 
     def schedule_pod(self, state: CycleState, pi: PodInfo) -> tuple[Optional[str], Optional[FitError], Attempt]:
         """schedulePod: PreFilter → findNodesThatFitPod → prioritizeNodes → selectHost."""

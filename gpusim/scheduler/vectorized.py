@@ -236,11 +236,16 @@ def _window(n: int, start: int, w: int):
     return slice(start, start + w) if start + w <= n else np.r_[start:n, 0:start + w - n]
 
 
-def _fail_masks(table: NodeTable, fw, pi: PodInfo, start: int, w: int):
-    """The Filter plugins' fail masks (in filter order) over the ``w`` nodes from ``start``, and the Fit
-    plugin's per-reason masks."""
-    n = len(table.infos)
-    sel = _window(n, start, w)
+def _positions(rows, members: set[int]) -> list[tuple[int, int]]:
+    """(position, row) of each row of ``members`` within node rows ``rows`` (a slice or an index array)."""
+    if isinstance(rows, slice):
+        return [(i - rows.start, i) for i in sorted(members) if rows.start <= i < rows.stop]
+    return [(k, i) for k, i in enumerate(rows.tolist()) if i in members]
+
+
+def _fail_masks(table: NodeTable, fw, pi: PodInfo, rows, size: int):
+    """The Filter plugins' fail masks (in filter order) over node rows ``rows`` (a slice or an index array of
+    ``size`` rows), and the Fit plugin's per-reason masks."""
     pod = pi.pod
     fails: list[tuple[str, np.ndarray]] = []          # (plugin, fail mask) in filter order
     fit_detail: dict[str, np.ndarray] = {}
@@ -250,75 +255,52 @@ def _fail_masks(table: NodeTable, fw, pi: PodInfo, start: int, w: int):
             continue
         if p.name == "NodeUnschedulable":
             tolerates = nodeunschedulable.fits(pod, _Cordoned())
-            fails.append((p.name, table.unschedulable[sel] & (not tolerates)))
+            fails.append((p.name, table.unschedulable[rows] & (not tolerates)))
         elif p.name == "NodeName":
-            m = np.zeros(w, bool)
+            m = np.zeros(size, bool)
             if pod.spec.node_name:
                 m[:] = True
-                k = (table.index[pod.spec.node_name] - start) % n if pod.spec.node_name in table.index else w
-                if k < w:
+                wanted = table.index.get(pod.spec.node_name)
+                for k, _ in _positions(rows, set() if wanted is None else {wanted}):
                     m[k] = False
             fails.append((p.name, m))
         elif p.name == "TaintToleration":
-            m = np.zeros(w, bool)
-            for i in table.hard_tainted:
-                k = (i - start) % n
-                if k < w and find_untolerated(table.infos[i].node.spec.taints, pod.spec.tolerations,
-                                              ("NoSchedule", "NoExecute")) is not None:
+            m = np.zeros(size, bool)
+            for k, i in _positions(rows, table.hard_tainted):
+                if find_untolerated(table.infos[i].node.spec.taints, pod.spec.tolerations,
+                                    ("NoSchedule", "NoExecute")) is not None:
                     m[k] = True
             fails.append((p.name, m))
         elif p.name == "NodeAffinity":
-            fails.append((p.name, _affinity_fail(table, pod)[sel]))
+            fails.append((p.name, _affinity_fail(table, pod)[rows]))
         elif p.name == "NodeResourcesFit":
             fit_plugin = p
-            pods_over = table.npods[sel] + 1 > table.alloc["pods"][sel]
+            pods_over = table.npods[rows] + 1 > table.alloc["pods"][rows]
             fit_detail["Too many pods"] = pods_over
             m = pods_over.copy()
             for r in _fit_order(pi.requests):
                 q = pi.requests[r]
                 if q == 0 or (is_extended_resource_name(r) and (r in p.ignored or r.split("/", 1)[0] in p.ignored_groups)):
                     continue
-                short = q > table.alloc[r][sel] - table.req[r][sel]
+                short = q > table.alloc[r][rows] - table.req[r][rows]
                 fit_detail[r] = short
                 m |= short
             fails.append((p.name, m))
     return fails, fit_detail, fit_plugin
 
 
+def _any_fail(fails: list[tuple[str, np.ndarray]], size: int) -> np.ndarray:
+    """Whether any of the Filter plugins' masks rejects each node."""
+    out = np.zeros(size, bool)
+    for _, m in fails:
+        out |= m
+    return out
+
+
 def _fail_at(table: NodeTable, fw, pi: PodInfo, rows, size: int) -> np.ndarray:
-    """Whether any vectorised Filter plugin rejects the pod on node rows ``rows`` (a slice or an index array),
-    for a pod without spec.nodeName: what :meth:`NodeTable.cached` keeps per pod shape (:func:`_filter_key`).
-    The same verdicts as :func:`_fail_masks`, combined."""
-    pod = pi.pod
-    fail = np.zeros(size, bool)
-    for p in fw.points["Filter"]:
-        if p.name in SKIP_ONLY or p.name == "NodeName":
-            continue
-        if p.name == "NodeUnschedulable":
-            if not nodeunschedulable.fits(pod, _Cordoned()):
-                fail |= table.unschedulable[rows]
-        elif p.name == "TaintToleration":
-            if table.hard_tainted:
-                tolerations = pod.spec.tolerations
-                if isinstance(rows, slice):
-                    at = sorted(table.hard_tainted)
-                else:
-                    at = [k for k, i in enumerate(rows.tolist()) if i in table.hard_tainted]
-                for k in at:
-                    i = k if isinstance(rows, slice) else int(rows[k])
-                    if find_untolerated(table.infos[i].node.spec.taints, tolerations,
-                                        ("NoSchedule", "NoExecute")) is not None:
-                        fail[k] = True
-        elif p.name == "NodeAffinity":
-            fail |= _affinity_fail(table, pod)[rows]
-        elif p.name == "NodeResourcesFit":
-            fail |= table.npods[rows] + 1 > table.alloc["pods"][rows]
-            for r in _fit_order(pi.requests):
-                q = pi.requests[r]
-                if q == 0 or (is_extended_resource_name(r) and (r in p.ignored or r.split("/", 1)[0] in p.ignored_groups)):
-                    continue
-                fail |= q > table.alloc[r][rows] - table.req[r][rows]
-    return fail
+    """Whether any vectorised Filter plugin rejects the pod on node rows ``rows``, for a pod without spec.nodeName:
+    what :meth:`NodeTable.cached` keeps per pod shape (:func:`_filter_key`)."""
+    return _any_fail(_fail_masks(table, fw, pi, rows, size)[0], size)
 
 
 def _filter_key(fw, pi: PodInfo) -> tuple:
@@ -351,13 +333,12 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
     fails = None
     w = min(n, 2 * want + 64)
     while True:
+        window = _window(n, start, w)
         if fail_all is not None:
-            any_fail = fail_all[_window(n, start, w)]
+            any_fail = fail_all[window]
         else:
-            fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
-            any_fail = fails[0][1].copy() if fails else np.zeros(w, bool)
-            for _, m in fails[1:]:
-                any_fail |= m
+            fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, window, w)
+            any_fail = _any_fail(fails, w)
         pos = np.flatnonzero(~any_fail)
         if len(pos) >= want:
             processed = int(pos[want - 1]) + 1
@@ -373,7 +354,7 @@ def find_feasible(table: NodeTable, fw, state, pi: PodInfo, start: int, want: in
         # nothing rejected (the common case in a roomy cluster): the Attempt keeps no per-plugin masks
         return BatchResult(feasible, processed, _no_statuses)
     if fails is None:
-        fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, start, w)
+        fails, fit_detail, fit_plugin = _fail_masks(table, fw, pi, window, w)
     rejected = (rejected_k + start) % n
     snap = [(name, m[rejected_k]) for name, m in fails]
     detail = {k: v[rejected_k] for k, v in fit_detail.items()}
