@@ -10,7 +10,7 @@ from gpusim.api.core_v1 import Container, Node, NodeStatus, Pod, PodSpec, Resour
 from gpusim.api.errors import InputError
 from gpusim.api.meta import ObjectMeta
 from gpusim.cluster.scenario import load
-from gpusim.cluster.simulation import run
+from gpusim.cluster.simulation import Simulation, run
 from gpusim.scheduler.framework import Code, NodeInfo, PodInfo
 from gpusim.scheduler.plugins import noderesources as nr
 from gpusim.scheduler.plugins.tainttoleration import TaintToleration
@@ -273,3 +273,43 @@ def test_pod_for_unknown_scheduler_is_left_pending_and_second_profile_schedules(
     assert sched.source == "gpu-binpack"
     assert r.pod("nobody").status.phase in ("", "Pending") and not r.pod("nobody").spec.node_name
     assert "no profile is named" in explain_pod(r, "nobody")
+
+
+# --- the DynamicResourceAllocation gate (default_plugins.go applyFeatureGates; kube_features.go) ----------------
+
+def _dra_scenario(version: str, gates: str = "", extra: str = "") -> str:
+    return (f'apiVersion: gpusim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\n'
+            f'spec: {{kubernetesVersion: "{version}"{gates}}}\n---\n' + POOL + extra)
+
+
+@pytest.mark.parametrize("version, gates, has", [
+    ("1.33", "", False),                                                     # beta, off by default
+    ("1.33", ", featureGates: {DynamicResourceAllocation: true}", True),
+    ("1.34", "", True), ("1.36", "", True)])                                 # GA
+def test_dynamic_resources_is_in_the_default_profile_with_its_gate(version, gates, has):
+    """TestApplyFeatureGates: the DynamicResources plugin is in the default profile only while
+    DynamicResourceAllocation is on; off, a FailedScheduling message gets no DRA PostFilter reason."""
+    sim = Simulation(load(texts=[("s.yaml", _dra_scenario(version, gates))]))
+    assert ("DynamicResources" in sim.scheduler.framework.names["PreFilter"]) is has
+
+
+def test_dynamic_resource_allocation_is_locked_on_from_1_34():
+    with pytest.raises(InputError, match="cannot set feature gate DynamicResourceAllocation to false, "
+                                         "feature is locked to true"):
+        load(texts=[("s.yaml", _dra_scenario("1.34", ", featureGates: {DynamicResourceAllocation: false}"))])
+
+
+@pytest.mark.parametrize("extra, field, message", [
+    ("---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec: {}\n",
+     "apiVersion", 'no matches for kind "DeviceClass" in version "resource.k8s.io/v1": served from Kubernetes 1.34 on'),
+    ("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: [{name: g, resourceClaimName: g}]\n"
+     "  containers: [{name: c, image: x}]\n",
+     "spec.resourceClaims", "Forbidden: needs the DynamicResourceAllocation feature gate"),
+    ("---\napiVersion: gpusim.io/v1alpha1\nkind: NodePool\nmetadata: {name: d}\n"
+     "spec: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8, allocation: dra}}\n",
+     "spec.gpu.allocation", "served from Kubernetes 1.34 on"),
+])
+def test_dra_before_1_34_is_refused_not_run_without_devices(extra, field, message):
+    with pytest.raises(InputError) as e:
+        load(texts=[("s.yaml", _dra_scenario("1.33", extra=extra))])
+    assert e.value.path == field and message in str(e.value)

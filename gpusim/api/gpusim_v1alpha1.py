@@ -49,15 +49,21 @@ class SimulationSpec:
 # in-tree GangScheduling plugin to the default profile. Both alpha (off by default) in 1.35 and 1.36.
 # DRAExtendedResource (KEP-5004) lets a DeviceClass's extendedResourceName (or its implicit
 # deviceclass.resource.kubernetes.io/<class> name) back a plain extended resource with DRA devices.
+# DynamicResourceAllocation (structured parameters, KEP-4381) keeps the DynamicResources plugin in the default
+# profile (default_plugins.go applyFeatureGates); resource.k8s.io/v1 itself is served from 1.34 on.
 FEATURE_GATES: dict[str, tuple[int, int]] = {"GenericWorkload": (1, 35), "GangScheduling": (1, 35),
                                              "TaintTolerationComparisonOperators": (1, 35),
-                                             "DRAExtendedResource": (1, 34)}
+                                             "DRAExtendedResource": (1, 34), "DynamicResourceAllocation": (1, 30)}
 # Gates whose default changes with the release: name → ((minor, default), ...) in order, as the versioned
 # feature-gate table (pkg/features/kube_features.go defaultVersionedKubernetesFeatureGates) lists them.
-# DRAExtendedResource: 1.34 alpha (off), 1.36 beta (on), 1.37 GA (locked on).
+# DRAExtendedResource: 1.34 alpha (off), 1.36 beta (on), 1.37 GA (locked on). DynamicResourceAllocation: 1.30
+# alpha (off), 1.32 beta (off), 1.34 GA (locked on).
 FEATURE_GATE_DEFAULTS: dict[str, tuple[tuple[tuple[int, int], bool], ...]] = {
     "DRAExtendedResource": (((1, 34), False), ((1, 36), True), ((1, 37), True)),
+    "DynamicResourceAllocation": (((1, 30), False), ((1, 32), False), ((1, 34), True)),
 }
+# GA gates locked to their default (featuregate.VersionedSpec LockToDefault): name → from which minor
+LOCKED_FEATURE_GATES: dict[str, tuple[int, int]] = {"DynamicResourceAllocation": (1, 34)}
 # gpusim's own check: GangScheduling reads Workloads, which only exist with GenericWorkload (UNVERIFIED
 # whether kube-scheduler itself refuses the combination).
 GATE_DEPENDENCIES: dict[str, str] = {"GangScheduling": "GenericWorkload"}
@@ -81,6 +87,12 @@ def validate_feature_gates(spec: SimulationSpec) -> Iterator[tuple[str, str]]:
         if spec.feature_gates[name] and version < since:
             yield path, (f"Forbidden: feature gate {name} exists from Kubernetes {since[0]}.{since[1]} on; "
                          f"spec.kubernetesVersion is {spec.kubernetes_version}")
+        locked = LOCKED_FEATURE_GATES.get(name)
+        if locked is not None and version >= locked and spec.feature_gates[name] != gate_default(name, version):
+            # component-base featuregate.(*featureGate).unsafeSetFromMap
+            value = str(bool(spec.feature_gates[name])).lower()
+            yield path, (f"cannot set feature gate {name} to {value}, feature is locked to "
+                         f"{str(gate_default(name, version)).lower()}")
         dep = GATE_DEPENDENCIES.get(name)
         if spec.feature_gates[name] and dep and not spec.feature_gates.get(dep, False):
             yield path, f"Forbidden: feature gate {name} requires {dep}=true"

@@ -18,7 +18,7 @@ from ..api.core_v1 import NVIDIA_GPU, ConfigMap, Namespace, Node, NodeSpec, Node
 from ..api.duration import DurationError, parse_duration
 from ..api.errors import InputError, Source
 from ..api.kueue_x_k8s_io import Workload as KueueWorkload
-from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, gate_enabled, validate_feature_gates
+from ..api.gpusim_v1alpha1 import GPU_ALLOCATION_DRA, GPU_ALLOCATIONS, ACTION_TYPES, FAULT_TYPES, OPERATOR_FAULT_TYPES, Action, Fault, NodePool, Simulation, gate_enabled, kubernetes_version, validate_feature_gates
 from ..api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from ..api.meta import ObjectMeta
 from ..api.nvidia_v1 import ClusterPolicy, section_enabled, validate_cluster_policy
@@ -316,6 +316,10 @@ def _expand_pools(sc: Scenario) -> None:
             model = board_only[0] if board_only is not None else CATALOG[s.gpu.model]
             if s.gpu.allocation not in GPU_ALLOCATIONS:
                 raise object_error(pool, src, "spec.gpu.allocation", unsupported(s.gpu.allocation, GPU_ALLOCATIONS))
+            if s.gpu.allocation == GPU_ALLOCATION_DRA and kubernetes_version(sc.simulation.spec) < DRA_V1:
+                raise object_error(pool, src, "spec.gpu.allocation", "Forbidden: NVIDIA's DRA driver publishes "
+                                   f"resource.k8s.io/v1 ResourceSlices, served from Kubernetes 1.34 on; "
+                                   f"spec.kubernetesVersion is {sc.simulation.spec.kubernetes_version}")
             if s.gpu.allocation == GPU_ALLOCATION_DRA and sc.cluster_policy is not None \
                     and section_enabled(sc.cluster_policy.spec, "device_plugin", True) \
                     and s.labels.get(DEPLOY_PREFIX + "device-plugin") != "false":
@@ -456,6 +460,14 @@ def _validate_objects(sc: Scenario, errors: ObjectErrors) -> None:
         if obj.metadata.namespace not in namespaces:
             raise object_error(obj, sc.source(obj), "metadata.namespace", f'namespaces "{obj.metadata.namespace}" not found')
     comparison_operators = gate_enabled(sc.simulation.spec, "TaintTolerationComparisonOperators")
+    if not gate_enabled(sc.simulation.spec, "DynamicResourceAllocation"):
+        # the apiserver drops a disabled gate's fields (pkg/api/pod dropDisabledDynamicResourceAllocationFields);
+        # gpusim refuses them rather than run the pod without the devices it claims
+        for obj, spec, path in [*((p, p.spec, "spec") for p in sc.pods),
+                                *((j, j.spec.template.spec, "spec.template.spec") for j in sc.jobs)]:
+            if spec.resource_claims:
+                raise object_error(obj, sc.source(obj), f"{path}.resourceClaims", "Forbidden: needs the "
+                                   "DynamicResourceAllocation feature gate (off by default before Kubernetes 1.34)")
     for pod in sc.pods:
         raise_all(pod, sc.source(pod), validate_pod(pod, comparison_operators))
         _check_pod_refs(pod, pod.spec, "spec", sc, classes, nodes)
@@ -501,14 +513,23 @@ DOWNTIME_FAULTS = ("KubeletRestart", "DevicePluginCrash", "NodeDown", "DriverFai
                    "RuntimeClassMissing")
 
 
+DRA_V1 = (1, 34)   # resource.k8s.io/v1 is served (DRA GA) from this release on
+
+
 def _validate_dra(sc: Scenario, namespaces: set[str]) -> None:
     """resource.k8s.io/v1 objects and ComputeDomains: per-object validation; claims and templates live in existing namespaces."""
     validators = {dra.DeviceClass.RESOURCE: dra.validate_device_class, dra.ResourceClaim.RESOURCE:
                   dra.validate_resource_claim, dra.ResourceClaimTemplate.RESOURCE: dra.validate_resource_claim_template,
                   dra.ResourceSlice.RESOURCE: dra.validate_resource_slice,
                   nvres.ComputeDomain.RESOURCE: nvres.validate_compute_domain}
+    version = kubernetes_version(sc.simulation.spec)
     for resource, validate in validators.items():
         for obj in sc.objects.get(resource, []):
+            if version < DRA_V1 and obj.api_version == dra.GROUP_VERSION:
+                # kubectl against an apiserver that does not serve the version (RESTMapper: no matches for kind)
+                raise object_error(obj, sc.source(obj), "apiVersion",
+                                   f'no matches for kind "{obj.kind}" in version "{obj.api_version}": served from '
+                                   f"Kubernetes 1.34 on; spec.kubernetesVersion is {sc.simulation.spec.kubernetes_version}")
             if is_namespaced(obj) and obj.metadata.namespace not in namespaces:
                 raise object_error(obj, sc.source(obj), "metadata.namespace",
                                    f'namespaces "{obj.metadata.namespace}" not found')

@@ -49,11 +49,15 @@ class ProfileSpec:
 
 # default_plugins.go applyFeatureGates: plugins appended to the default multiPoint set under a gate.
 GATED_DEFAULT_PLUGINS: list[tuple[str, str, int]] = [("GangScheduling", "GangScheduling", 0)]   # (gate, plugin, weight)
+# ... and default plugins it leaves out while their gate is off: plugin → gate. A gate missing from
+# ``feature_gates`` counts as on (its 1.36 default); a Simulation passes every versioned default.
+GATE_REMOVED_DEFAULT_PLUGINS: dict[str, str] = {"DynamicResources": "DynamicResourceAllocation"}
 
 
 def default_plugins(feature_gates: Optional[dict[str, bool]] = None) -> Plugins:
     gates = feature_gates or {}
-    enabled = [PluginRef(n, w or None) for n, w in DEFAULT_PLUGINS]
+    enabled = [PluginRef(n, w or None) for n, w in DEFAULT_PLUGINS
+               if gates.get(GATE_REMOVED_DEFAULT_PLUGINS.get(n, ""), True)]
     enabled += [PluginRef(n, w or None) for gate, n, w in GATED_DEFAULT_PLUGINS if gates.get(gate)]
     return Plugins(multi_point=PluginSet(enabled=enabled))
 

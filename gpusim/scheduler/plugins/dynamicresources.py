@@ -308,10 +308,6 @@ class DynamicResources:
         """Only reached when no node fits. A claim that Filter found allocated for other nodes, and that no pod
         but this one has reserved, is deallocated (reservedFor, allocation and devices cleared in the apiserver),
         so the next attempt can allocate it anew; upstream picks one such claim at random (map order)."""
-        if getattr(self.handle, "k8s_version", (1, 36)) < (1, 34):
-            # before 1.34 DynamicResourceAllocation is off by default and default_plugins.go applyFeatureGates
-            # leaves the plugin out of the profile (TestApplyFeatureGates): it adds no PostFilter reason
-            return None, Status(Code.Unschedulable, [])
         st: Optional[_State] = state.get(STATE_KEY)
         if st is None:           # getStateData: PreFilter did not run (an earlier PreFilter plugin rejected)
             return None, Status.new(Code.Error, "not found")
