@@ -84,7 +84,6 @@ from ...api.resource_k8s_io_v1 import (DEVICE_ALLOCATION_MODE_ALL, DEVICE_TAINT_
                                        CapacityRequirements, Device, DeviceAllocationResult, DeviceAttribute,
                                        DeviceCapacity, DeviceClass, DeviceRequestAllocationResult, DeviceTaint,
                                        DeviceToleration, ResourceClaim, ResourceSlice, allocation_mode, request_count)
-from .cel import CELError, compile_selector
 
 DeviceID = tuple[str, str, str]   # driver, pool, device
 Counters = dict[str, dict[str, Fraction]]   # counter set → counter → value
@@ -430,6 +429,9 @@ class Allocator:
         dc = self.classes[slot.class_name]
         owners = [(f"class {dc.metadata.name}", [s.cel.expression for s in dc.spec.selectors if s.cel]),
                   (f"claim {kobj(claim)}", list(slot.selectors))]
+        if not owners[0][1] and not owners[1][1]:
+            return True
+        from .cel import CELError, compile_selector   # cel-python loads only for scenarios with selectors
         for owner, exprs in owners:
             for i, e in enumerate(exprs):
                 key = (e, c.driver, c.slice_key, c.device.name)
