@@ -11,8 +11,8 @@ from gpusim.api.kubescheduler_config_v1 import KubeSchedulerConfiguration
 from gpusim.api.schema import decode
 from gpusim.replay import alibaba, protocol
 from gpusim.replay.engine import OneShotScheduler
-from gpusim.scheduler.frag import get_typical_pods
-from gpusim.scheduler.gpushare import DEVICE_INDEX
+from gpusim.scheduler.frag import get_typical_pods, node_frag_score
+from gpusim.scheduler.gpushare import DEVICE_INDEX, node_resource
 
 MODELS = ["G2", "T4", "P100", "V100M16"]
 SPECS = ["", "", "", "T4", "G2|P100", "V100M16|T4"]
@@ -52,6 +52,8 @@ def attempts(nodes, pods, policy, vectorize, tie_break, seed, norm):
     for o in objs:
         s.schedule(o)
     s.table.refresh()
+    # the table's F_n(M) per node (numpy, summed row after row) is node_frag_score's float to the last bit
+    assert s.table.frag.tolist() == [node_frag_score(node_resource(ni), typical) for ni in s.table.infos]
     return ([(a.node, a.feasible, a.scores, a.vectorized) for a in s.attempts],
             [o.metadata.annotations.get(DEVICE_INDEX) for o in objs], s.table.frag.tolist(), rng.random())
 

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .framework import MAX_NODE_SCORE, Code, NodeInfo, PodInfo
-from .frag import TargetPod, node_frag_score
+from .frag import TargetPod
 from .gpushare import (MILLI, MAX_SPEC_CPU, MAX_SPEC_GPU, NO_GPU_TAG, SHARE_GPU_TAG, PodResource, gpu_affinity_of,
                        gpu_count_of_node, is_node_accessible_to_pod_by_type, node_resource, pod_resource)
 from .plugins import (bestfitscore, dotproductscore, fgdscore, gpuclusteringscore, gpupackingscore, noderesources,
@@ -55,6 +55,11 @@ class GpuShareTable:
         self.plain = np.ones(n, bool)                          # untainted, schedulable, no other filter applies
         self.p = [t.percentage for t in self.typical]
         self.gpu_rows = [j for j, t in enumerate(self.typical) if t.resource.milli_gpu > 0]
+        # _frag_after's terms: p as a column, and per typical pod its row in [GPU rows …, idle]
+        self.p_col = np.asarray(self.p, np.float64).reshape(-1, 1)
+        rows = {j: r for r, j in enumerate(self.gpu_rows)}
+        self.frag_src = np.asarray([rows.get(j, len(self.gpu_rows)) for j in range(len(self.typical))], np.intp)
+        self.frag_plan = [(p, rows.get(j, -1)) for j, p in enumerate(self.p)]
         tg = [self.typical[j].resource for j in self.gpu_rows]
         self.t_d = np.array([r.milli_gpu for r in tg], np.int64).reshape(-1, 1)
         self.t_k = np.array([max(r.gpu_number, 1) for r in tg], np.int64).reshape(-1, 1)
@@ -65,9 +70,12 @@ class GpuShareTable:
         self.t_acc = np.zeros((len(tg), n), bool)
         self._access: dict[str, np.ndarray] = {}
         self.dirty: set[int] = set(range(n))
+        self._frag_rows = False      # F_n(M) per row once t_acc is known (it needs every row's GPU type)
         self.refresh()
         for j, t in enumerate(self.t_type):
             self.t_acc[j] = self.access(t)
+        self.frag = self._frag_now(np.arange(n))
+        self._frag_rows = True
 
     # --- rows -------------------------------------------------------------------------------------------
     def mark(self, ni: NodeInfo) -> None:
@@ -111,7 +119,13 @@ class GpuShareTable:
             row = np.asarray(res.milli_gpu_left_list, np.int64).reshape(1, -1)
             self.fitcnt[:, i] = (row >= self.t_d).sum(1)
             self.partial[:, i] = np.where(row < self.t_d, row, 0).sum(1)
-        self.frag[i] = node_frag_score(res, self.typical)
+        if self._frag_rows:
+            self.frag[i] = self._frag_now(np.asarray([i]))[0]
+
+    def _frag_now(self, cols: np.ndarray) -> np.ndarray:
+        """F_n(M) of nodes as they are (node_frag_score of each, through _frag_after)."""
+        return _frag_after(self, cols, self.cpu_left[cols], self.idle[cols], self.fitcnt[:, cols],
+                           self.partial[:, cols])
 
     def access(self, pod_type: str) -> np.ndarray:
         m = self._access.get(pod_type)
@@ -326,15 +340,27 @@ def fgd_score_array(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 def _frag_after(table: GpuShareTable, cols: np.ndarray, cpu: np.ndarray, idle: np.ndarray, fit: np.ndarray,
                 part: np.ndarray) -> np.ndarray:
     """F_n(M) for hypothetical node states (one column each): CPU left, idle milli-GPU, and per GPU typical
-    pod the GPUs that fit and the stranded partial milli-GPU; summed in typical-pod order."""
+    pod the GPUs that fit and the stranded partial milli-GPU; summed in typical-pod order, as node_frag_score
+    adds them (a numpy reduction could pair the terms differently and change the last bits)."""
+    n = len(cols)
+    if not table.p:
+        return np.zeros(n, np.float64)
     can = table.t_acc[:, cols] & (fit >= table.t_k) & (cpu[None, :] >= table.t_c)
     fm = np.where(can, part, idle[None, :])
-    rows = {j: r for r, j in enumerate(table.gpu_rows)}
-    total: Optional[np.ndarray] = None
-    for j, p in enumerate(table.p):
-        term = p * (fm[rows[j]] if j in rows else idle)
-        total = term.astype(np.float64) if total is None else total + term
-    return total if total is not None else np.zeros(len(cols), np.float64)
+    if n <= _FRAG_MATRIX_COLUMNS:
+        # one row per typical pod (its GPU row of fm, or the idle milli-GPU), added row after row
+        terms = table.p_col * np.vstack((fm, idle[None, :]))[table.frag_src]
+        return np.add.accumulate(terms, axis=0, out=terms)[-1]
+    # wide: a large temporary matrix costs more (fresh pages) than a loop of row operations
+    total, term = np.zeros(n, np.float64), np.empty(n, np.float64)
+    rows = list(fm)
+    for p, r in table.frag_plan:
+        np.multiply(rows[r] if r >= 0 else idle, p, out=term)
+        total += term
+    return total
+
+
+_FRAG_MATRIX_COLUMNS = 128   # up to this many columns _frag_after adds a (typical pods × columns) matrix
 
 
 def fgd_scores(table: GpuShareTable, idx: np.ndarray, pi: PodInfo, pod: PodResource) -> np.ndarray:
