@@ -1,6 +1,8 @@
 """The shortcuts taken for speed (issue 17) give what the plain way gives: the libyaml loader the same documents
 and, for a refused file, the same message as the pure-Python one; ``uuid4_string`` the string ``uuid.UUID``
-prints; ``shallow_copy`` what ``copy.copy`` makes; ``to_units`` the ceiling of the Fraction product."""
+prints; ``shallow_copy`` what ``copy.copy`` makes; ``to_units`` the ceiling of the Fraction product; PodInfo's
+non-zero requests, with the NonMissingContainerRequests defaults skipped where every container requests cpu
+and memory, what PodRequests with those defaults gives."""
 from __future__ import annotations
 
 import copy
@@ -11,11 +13,11 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from gpusim.api.core_v1 import Container, PodSpec, ResourceRequirements, Toleration
+from gpusim.api.core_v1 import Container, ObjectMeta, Pod, PodSpec, ResourceRequirements, Toleration
 from gpusim.api.errors import InputError
 from gpusim.api.schema import shallow_copy
 from gpusim.cluster import scenario
-from gpusim.componenthelpers.resource import to_units
+from gpusim.componenthelpers.resource import pod_requests, to_units
 from gpusim.controlplane.apiserver import uuid4_string
 
 DOCS = """apiVersion: v1
@@ -83,3 +85,31 @@ def test_to_units_is_the_ceiling_of_the_fraction_product():
         for name in ("cpu", "memory", "nvidia.com/gpu"):
             v = q * 1000 if name == "cpu" else q
             assert to_units(name, q) == -((-v.numerator) // v.denominator)
+
+
+def test_pod_info_non_zero_requests_are_those_of_pod_requests_with_the_defaults():
+    """framework/types.go calculateResource: non0CPU/non0Mem from PodRequests with NonMissingContainerRequests
+    (100m, 200Mi per container without a request); the shortcut skips the second PodRequests only when it
+    would change nothing."""
+    from gpusim.scheduler.framework import NON_MISSING_DEFAULTS, PodInfo
+    rng = random.Random(5)
+    seen_shortcut = seen_full = 0
+    for i in range(400):
+        def container(j):
+            res = {k: v for k, v in (("cpu", rng.choice(["0", "250m", "2"])),
+                                     ("memory", rng.choice(["0", "1Gi", "300Mi"])),
+                                     ("nvidia.com/gpu", "1")) if rng.random() < 0.7}
+            return Container(name=f"c{j}", image="x", resources=ResourceRequirements(requests=dict(res),
+                                                                                     limits=dict(res)))
+        spec = PodSpec(containers=[container(j) for j in range(rng.randint(1, 3))],
+                       init_containers=[container(9)] if rng.random() < 0.2 else [])
+        pod = Pod(metadata=ObjectMeta(name=f"p{i}"), spec=spec)
+        full = pod_requests(Pod(metadata=ObjectMeta(name="q"), spec=spec), dict(NON_MISSING_DEFAULTS))
+        want = {r: to_units(r, full.get(r, Fraction(0))) for r in ("cpu", "memory")}
+        got = PodInfo(pod).non_zero
+        assert {r: got[r] for r in ("cpu", "memory")} == want, spec
+        every = not spec.init_containers and all(
+            {"cpu", "memory"} <= set(c.resources.requests) for c in spec.containers)
+        seen_shortcut += every
+        seen_full += not every
+    assert seen_shortcut > 20 and seen_full > 20      # both branches ran

@@ -10,6 +10,7 @@ hugepages; ``spec.overhead`` (RuntimeClass overhead) is added on top.
 from __future__ import annotations
 
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Mapping, Optional
 
 from ..api.core_v1 import Container, Pod
@@ -145,3 +146,27 @@ def pod_requests(pod: Pod, non_missing: Optional[Mapping[str, Fraction]] = None,
         pod.__dict__["_requests"] = total
         return dict(total)
     return total
+
+
+def pod_request_units(pod: Pod) -> Mapping[str, int]:
+    """PodRequests in framework.Resource units (:func:`to_units`: milliCPU, bytes, devices), the integers
+    kube-scheduler's NodeInfo and the kubelet's admission (GeneralPredicates → noderesources.Fits) compare.
+    Kept on the pod as a read-only mapping, like :func:`pod_requests`."""
+    cached = pod.__dict__.get("_request_units")
+    if cached is None:
+        cached = pod.__dict__["_request_units"] = MappingProxyType(
+            {k: to_units(k, v) for k, v in pod_requests(pod).items()})
+    return cached
+
+
+def containers_request_all(pod: Pod, names: tuple[str, ...]) -> bool:
+    """The pod has no init containers and every container requests each of ``names`` (so
+    NonMissingContainerRequests defaults for them change nothing)."""
+    if pod.spec.init_containers:
+        return False
+    for c in pod.spec.containers:
+        container_requests(c)            # fills the container's cache
+        reqs = c.__dict__["_requests"]
+        if any(n not in reqs for n in names):
+            return False
+    return True

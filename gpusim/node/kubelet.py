@@ -16,7 +16,6 @@ managers run their ``none`` policies, which give no hints.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any, Generator, Optional
 
 import simpy
@@ -31,7 +30,7 @@ from ..api.v1helper import RESOURCE_DEVICE_CLASS_PREFIX, is_dra_extended_resourc
 from ..componenthelpers.nodeaffinity import node_matches_pod
 from .computedomain import PrepareError
 from ..componenthelpers.podutil import set_condition
-from ..componenthelpers.resource import container_requests, pod_requests
+from ..componenthelpers.resource import container_requests, pod_request_units, to_units
 from ..api.validation import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE
 from ..controlplane.apiserver import DELETED
 from ..controlplane.context import Context
@@ -55,8 +54,7 @@ CRASHLOOP_INITIAL, CRASHLOOP_MAX = 10.0, 300.0
 # kubelet/events/event.go BackOffStartContainer; kuberuntime doBackOff's message
 BACKOFF = "BackOff"
 SANDBOX_RETRY_SECONDS = 10.0   # gpusim's pace for the pod worker's retries of a failed sandbox
-_ZERO = Fraction(0)             # shared defaults for the quantity sums (Fractions are immutable)
-_DEFAULT_PODS = Fraction(110)
+_DEFAULT_PODS = 110
 
 
 class Kubelet:
@@ -95,8 +93,9 @@ class Kubelet:
         self.operands: Any = None            # node.operands.OperandHost when the GPU Operator manages the node
         self._dra_retry: dict[str, Any] = {}  # pod uid → event after which a failed prepare may succeed
         self.active: dict[str, Pod] = {}     # admitted, not terminated
-        self._active_requests: dict[str, dict[str, Fraction]] = {}   # uid → requests of an active pod
-        self._used: dict[str, Fraction] = {}                           # Σ requests of the active pods
+        # in framework.Resource units (milliCPU, bytes, devices), as the admission's noderesources.Fits counts
+        self._active_requests: dict[str, Any] = {}   # uid → requests of an active pod
+        self._used: dict[str, int] = {}              # Σ requests of the active pods
         self.known: set[str] = set()         # pod UIDs the kubelet has seen
         self.restarts: dict[str, int] = {}
         self._adds: simpy.Store = simpy.Store(ctx.env)
@@ -488,20 +487,21 @@ class Kubelet:
         node = self.ctx.api.get("Node", "", self.node_name)
         key = (id(node), node.metadata.resource_version)
         if self._alloc_parsed[0] != key:     # the node's allocatable, parsed once per node status written
-            self._alloc_parsed = (key, {k: parse_quantity(v) for k, v in node.status.allocatable.items()})
+            self._alloc_parsed = (key, {k: to_units(k, parse_quantity(v)) for k, v in node.status.allocatable.items()})
         alloc = dict(self._alloc_parsed[1])
         for res in list(self.dm.healthy):
-            alloc[res] = max(alloc.get(res, _ZERO), len(self.dm.allocated(res)))
+            alloc[res] = max(alloc.get(res, 0), len(self.dm.allocated(res)))
         if not node_matches_pod(pod, node):
             return "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
-        req = pod_requests(pod)
+        # integer units (fit.go fitsRequest: MilliCPU, Memory, ScalarResources of framework.Resource)
+        req = pod_request_units(pod)
         dra_extended = self.ctx.feature_gates.get("DRAExtendedResource", gate_default("DRAExtendedResource", (1, 36)))
         used = dict(self._used)   # the other active pods' requests
         for k, v in self._active_requests.get(pod.metadata.uid, {}).items():
             used[k] -= v
         if len(self.active) + 1 > alloc.get("pods", _DEFAULT_PODS):
             return "OutOfpods", (f"Node didn't have enough resource: pods, requested: 1, used: {len(self.active)}, "
-                                 f"capacity: {int(alloc.get('pods', 110))}")
+                                 f"capacity: {alloc.get('pods', _DEFAULT_PODS)}")
         for res in sorted(req):
             if req[res] == 0:
                 continue
@@ -513,11 +513,10 @@ class Kubelet:
                 # delegated every resource missing from allocatable when it had no DRA manager, which let a pod
                 # bound by nodeName to a node whose device plugin was gone start without its GPU)
                 continue
-            have = alloc.get(res, _ZERO)
-            if req[res] > have - used.get(res, _ZERO):
-                scale = 1000 if res == "cpu" else 1
-                return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {int(req[res] * scale)}, "
-                                       f"used: {int(used.get(res, 0) * scale)}, capacity: {int(have * scale)}")
+            have = alloc.get(res, 0)
+            if req[res] > have - used.get(res, 0):
+                return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {req[res]}, "
+                                       f"used: {used.get(res, 0)}, capacity: {have}")
         return None
 
     def _device_class_backs(self, resource: str) -> bool:
@@ -752,9 +751,9 @@ class Kubelet:
         uid = pod.metadata.uid
         self.active[uid] = pod
         if uid not in self._active_requests:
-            req = self._active_requests[uid] = pod_requests(pod)
+            req = self._active_requests[uid] = pod_request_units(pod)
             for k, v in req.items():
-                self._used[k] = self._used.get(k, _ZERO) + v
+                self._used[k] = self._used.get(k, 0) + v
 
     def _release(self, pod: Pod) -> None:
         """The pod is terminal: the device manager frees its devices (UpdateAllocatedDevices)."""

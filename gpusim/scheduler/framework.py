@@ -14,7 +14,8 @@ from typing import Callable, Optional, Protocol, runtime_checkable
 
 from ..api.core_v1 import Node, Pod
 from ..api.quantity import parse_quantity
-from ..componenthelpers.resource import is_pod_level_requests_set, pod_requests, to_units   # noqa: F401  to_units: framework.Resource units
+from ..componenthelpers.resource import (containers_request_all, is_pod_level_requests_set, pod_request_units,  # noqa: F401
+                                         pod_requests, to_units)   # to_units: framework.Resource units
 
 MAX_NODE_SCORE, MIN_NODE_SCORE = 100, 0
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"   # framework/types.go NoNodeAvailableMsg
@@ -119,14 +120,18 @@ class PodInfo:
         cached = pod.__dict__.get("_pod_info_units")   # a pod's resources do not change after creation
         if cached is None:
             req = pod_requests(pod)
-            requests = {k: to_units(k, v) for k, v in req.items()}
+            rq = pod_request_units(pod)
+            requests = dict(rq)
             pod_level = is_pod_level_requests_set(pod)
             defaults = non_missing_container_requests(req, pod_level)
-            non_zero = _with_non_zero(requests, pod_requests(pod, defaults) if defaults else req)
+            if defaults and not (not pod_level and containers_request_all(pod, ("cpu", "memory"))):
+                non0 = pod_requests(pod, defaults)
+            else:
+                non0 = req      # every container requests cpu and memory: the defaults add nothing
+            non_zero = _with_non_zero(requests, non0)
             score = non_zero if not pod_level else _with_non_zero(requests, pod_requests(pod, NON_MISSING_DEFAULTS))
             # read-only views, shared by every PodInfo of the pod (the scheduler keeps one per pod on its node)
             # (one view for equal mappings: the common pod whose containers all request cpu and memory)
-            rq = MappingProxyType(requests)
             nz = rq if non_zero == requests else MappingProxyType(non_zero)
             sc = nz if score is non_zero or score == non_zero else MappingProxyType(score)
             cached = pod.__dict__["_pod_info_units"] = (rq, nz, sc)
