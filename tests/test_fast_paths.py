@@ -113,3 +113,24 @@ def test_pod_info_non_zero_requests_are_those_of_pod_requests_with_the_defaults(
         seen_shortcut += every
         seen_full += not every
     assert seen_shortcut > 20 and seen_full > 20      # both branches ran
+
+
+def test_random_suffix_draws_what_rng_choice_draws():
+    from gpusim.controllers.job import ALPHANUMS, random_suffix
+    fast, plain = random.Random(11), random.Random(11)
+    for _ in range(5000):
+        assert random_suffix(fast) == "".join(plain.choice(ALPHANUMS) for _ in range(5))
+    assert fast.getstate() == plain.getstate()      # the same state after: later draws agree too
+
+
+def test_a_device_plugins_ids_are_those_it_advertises():
+    from gpusim.node.deviceplugin import ResourceServer
+    for replicas in (1, 4):
+        srv = ResourceServer.__new__(ResourceServer)
+        srv.base_ids, srv.replicas = [(f"GPU-{k}", k) for k in range(8)], replicas
+
+        class _Plugin:
+            devices = [type("D", (), {"index": k, "health": "Healthy"})() for k in range(8)]
+            numa_of = staticmethod(lambda g: 0)
+        srv.plugin = _Plugin()
+        assert srv._ids() == {d.id for d in srv.snapshot()}

@@ -13,6 +13,8 @@ PodsReady) see them.
 """
 from __future__ import annotations
 
+import random
+
 from typing import Generator
 
 from ..api.batch_v1 import Job, JobCondition
@@ -25,6 +27,7 @@ from ..controlplane.events import NORMAL, WARNING
 
 # k8s.io/apimachinery/pkg/util/rand: the alphabet of generateName suffixes
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+_ALPHANUM_BITS = len(ALPHANUMS).bit_length()
 DEFAULT_BACKOFF_LIMIT = 6
 DEFAULT_JOB_POD_FAILURE_BACKOFF = 10.0     # job_controller.go DefaultJobPodFailureBackOff
 MAX_JOB_POD_FAILURE_BACKOFF = 600.0        # MaxJobPodFailureBackOff (10 minutes)
@@ -32,7 +35,18 @@ SOURCE = "job-controller"
 
 
 def random_suffix(rng, n: int = 5) -> str:
-    return "".join(rng.choice(ALPHANUMS) for _ in range(n))
+    """utilrand.String(n) over ALPHANUMS; the draws of ``n`` × ``rng.choice(ALPHANUMS)`` (random.Random's
+    ``_randbelow``: getrandbits of the length's bit length, drawn again while out of range)."""
+    if type(rng) is not random.Random:
+        return "".join(rng.choice(ALPHANUMS) for _ in range(n))
+    bits, size, getrandbits = _ALPHANUM_BITS, len(ALPHANUMS), rng.getrandbits
+    out = []
+    for _ in range(n):
+        r = getrandbits(bits)
+        while r >= size:
+            r = getrandbits(bits)
+        out.append(ALPHANUMS[r])
+    return "".join(out)
 
 
 class JobController:

@@ -105,6 +105,12 @@ class ResourceServer:
         return [Device(f"{i}{REPLICA_SEPARATOR}{k}", health[g], numa(g), g)
                 for i, g in self.base_ids for k in range(self.replicas)]
 
+    def _ids(self) -> set[str]:
+        """The IDs snapshot() advertises, without building the devices."""
+        if self.replicas == 1:
+            return {i for i, _ in self.base_ids}
+        return {f"{i}{REPLICA_SEPARATOR}{k}" for i, _ in self.base_ids for k in range(self.replicas)}
+
     def aligned_allocation_supported(self) -> bool:
         """internal/rm/devices.go ``AlignedAllocationSupported``: every device is a whole GPU (no MIG device)."""
         mig = {m.id for m in self.plugin.mig_devices}
@@ -158,7 +164,7 @@ class ResourceServer:
     def allocate(self, device_ids: list[str]) -> ContainerAllocateResponse:
         """(*nvidiaDevicePlugin).Allocate with the default envvar device-list strategy: replica
         suffixes are stripped and duplicates dropped (internal/plugin/server.go)."""
-        known = {d.id for d in self.snapshot()}
+        known = self._ids()
         for i in device_ids:
             if i not in known:
                 raise ValueError(f'invalid allocation request for "{self.resource}": invalid request: unknown device: {i}')
