@@ -66,10 +66,30 @@ class NodeTable:
         self.stale = True
 
     def _column(self, r: str) -> None:
-        n = len(self.infos)
-        self.alloc[r] = np.fromiter((ni.allocatable.get(r) for ni in self.infos), np.int64, n)
-        self.req[r] = np.fromiter((ni.requested.get(r) for ni in self.infos), np.int64, n)
-        self.nz[r] = np.fromiter((ni.non_zero_requested.get(r) for ni in self.infos), np.int64, n)
+        n, infos = len(self.infos), self.infos
+        self.alloc[r] = np.fromiter((ni.allocatable.values.get(r, 0) for ni in infos), np.int64, n)
+        self.req[r] = np.fromiter((ni.requested.values.get(r, 0) for ni in infos), np.int64, n)
+        self.nz[r] = np.fromiter((ni.non_zero_requested.values.get(r, 0) for ni in infos), np.int64, n)
+
+    def _columns(self, cols: list[str]) -> None:
+        """Every resource column afresh, in one pass over the nodes (each NodeInfo's three mappings read once:
+        they lie scattered in memory, and a pass per column costs a cache miss per node and column)."""
+        n, k = len(self.infos), len(cols)
+        flat = np.empty((3, n * k), np.int64)
+        a_out, r_out, z_out = [], [], []
+        for ni in self.infos:
+            av, rv, zv = ni.allocatable.values, ni.requested.values, ni.non_zero_requested.values
+            for r in cols:
+                a_out.append(av.get(r, 0))
+                r_out.append(rv.get(r, 0))
+                z_out.append(zv.get(r, 0))
+        for j, out in enumerate((a_out, r_out, z_out)):
+            flat[j] = out
+        mats = flat.reshape(3, n, k)
+        # one contiguous array per column (the per-row updates write into them)
+        self.alloc = {r: np.ascontiguousarray(mats[0, :, c]) for c, r in enumerate(cols)}
+        self.req = {r: np.ascontiguousarray(mats[1, :, c]) for c, r in enumerate(cols)}
+        self.nz = {r: np.ascontiguousarray(mats[2, :, c]) for c, r in enumerate(cols)}
 
     def _row(self, i: int, ni: NodeInfo) -> None:
         for r in self.alloc:
@@ -98,17 +118,17 @@ class NodeTable:
             self.names = [ni.name for ni in self.infos]
             self.index = {n: i for i, n in enumerate(self.names)}
             n = len(self.infos)
-            cols = set(self.alloc) | {"cpu", "memory", "pods"}
-            self.alloc, self.req, self.nz = {}, {}, {}
-            for r in cols:
-                self._column(r)
-            self.npods = np.zeros(n, np.int64)
-            self.unschedulable = np.zeros(n, bool)
-            self.hard_tainted, self.prefer_tainted = set(), set()
-            self.labels = [None] * n
+            cols = sorted(set(self.alloc) | {"cpu", "memory", "pods"} | set(resources))
+            self._columns(cols)
+            # the rest of every row (_node_row's fields), column by column
+            infos = self.infos
+            self.npods = np.fromiter((len(ni.pods) for ni in infos), np.int64, n)
+            self.unschedulable = np.fromiter((bool(ni.node.spec.unschedulable) for ni in infos), bool, n)
+            tainted = [(i, ni.node.spec.taints) for i, ni in enumerate(infos) if ni.node.spec.taints]
+            self.hard_tainted = {i for i, ts in tainted if any(t.effect in ("NoSchedule", "NoExecute") for t in ts)}
+            self.prefer_tainted = {i for i, ts in tainted if any(t.effect == "PreferNoSchedule" for t in ts)}
+            self.labels = [dict(ni.node.metadata.labels) for ni in infos]
             self.affinity_cache.clear()
-            for i, ni in enumerate(self.infos):
-                self._node_row(i, ni)           # the resource columns were just read whole
             self.stale = False
             self.dirty.clear()
             self.generation += 1
