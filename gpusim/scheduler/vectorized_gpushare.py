@@ -14,7 +14,7 @@ tests/test_replay_vectorized.py checks placements, GPUs and scores over random c
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
