@@ -70,16 +70,15 @@ def measure(nodes: int, pods: int, workload: str) -> float:
 WARMUP_PODS = 1000
 
 
-first_cycle: list[float] = []   # the first scheduling cycle's own duration, per in-process run
-
-
-def in_process(nodes: int, pods: int, workload: str, profile: bool = False) -> tuple[float, list[float], str]:
-    """One `gpusim run` in this process: wall seconds, the perf_counter of each scheduling cycle's start, and
-    (with `profile`) the top of a cProfile summary sorted by own time."""
+def in_process(nodes: int, pods: int, workload: str,
+               profile: bool = False) -> tuple[float, list[float], str, float]:
+    """One `gpusim run` in this process: wall seconds, the perf_counter of each scheduling cycle's start,
+    (with `profile`) the top of a cProfile summary sorted by own time, and the first cycle's own seconds."""
     from gpusim import cli
     from gpusim.scheduler.scheduler import Scheduler
     f = _scenario_file(nodes, pods, workload)
     stamps: list[float] = []
+    first_cycle: list[float] = []
     original = Scheduler.schedule_one
 
     def timed(self, qpi):
@@ -108,18 +107,17 @@ def in_process(nodes: int, pods: int, workload: str, profile: bool = False) -> t
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)
         summary = buf.getvalue()
-    return dt, [s - t0 for s in stamps], summary
+    return dt, [s - t0 for s in stamps], summary, first_cycle[0] if first_cycle else 0.0
 
 
 def warmup(nodes: int, pods: int, workload: str) -> str:
     """Setup seconds before the first cycle, and cycles/s over the first WARMUP_PODS cycles and the rest."""
-    dt, stamps, _ = in_process(nodes, pods, workload)
+    dt, stamps, _, build = in_process(nodes, pods, workload)
     if len(stamps) <= WARMUP_PODS + 1:
         return f"{workload}: only {len(stamps)} scheduling cycles"
     first = WARMUP_PODS / (stamps[WARMUP_PODS] - stamps[0])
     rest = (len(stamps) - 1 - WARMUP_PODS) / (stamps[-1] - stamps[WARMUP_PODS])
     # the first cycle builds the node table (as kube-scheduler's first UpdateSnapshot clones every NodeInfo)
-    build = first_cycle[-1]
     after_build = (WARMUP_PODS - 1) / (stamps[WARMUP_PODS] - stamps[0] - build)
     return (f"{workload:<18} setup {stamps[0]:.2f} s, first {WARMUP_PODS} pods {first:.0f} cycles/s "
             f"({after_build:.0f} after the first cycle's {build * 1e3:.0f} ms node-table build), "

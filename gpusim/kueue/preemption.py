@@ -298,10 +298,16 @@ class Preemptor:
 
         def fits_now() -> bool:
             return self._fits(cq, req, borrow) and (tas_fits is None or tas_fits([t.info for t in targets]))
+        return self._put_back(targets, fits_now)
+
+    def _put_back(self, targets: list[Target], fits: Callable[[], bool]) -> list[Target]:
+        """fillBackWorkloads' loop, shared by minimalPreemptions and fairPreemptions: with every target removed,
+        put back each one, newest taken first but the last, while the preemptor still ``fits``; then restore the
+        rest too (the search only simulated their removal). Returns the targets still needed."""
         for i in range(len(targets) - 2, -1, -1):
             back = targets.pop(i)
             self._restore(back.info)
-            if not fits_now():
+            if not fits():
                 self._remove(back.info)
                 targets.insert(i, back)
         for t in targets:
@@ -478,15 +484,7 @@ class Preemptor:
             for t in removed:
                 self._restore(t.info)
             return []
-        for i in range(len(removed) - 2, -1, -1):
-            back = removed.pop(i)
-            self._restore(back.info)
-            if not fits_plain():
-                self._remove(back.info)
-                removed.insert(i, back)
-        for t in removed:
-            self._restore(t.info)
-        return removed
+        return self._put_back(removed, fits_plain)
 
     def oracle(self, wl: Info) -> Callable[[FlavorResource, int], tuple[str, int]]:
         """preemption_oracle.go SimulatePreemption for ``val`` of fr: (possibility, borrowing level). The

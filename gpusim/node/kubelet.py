@@ -515,6 +515,7 @@ class Kubelet:
                 continue
             have = alloc.get(res, 0)
             if req[res] > have - used.get(res, 0):
+                # lifecycle/predicate.go: reason OutOf<resource>, InsufficientResourceError's int64 message
                 return f"OutOf{res}", (f"Node didn't have enough resource: {res}, requested: {req[res]}, "
                                        f"used: {used.get(res, 0)}, capacity: {have}")
         return None

@@ -124,10 +124,9 @@ class PodInfo:
             requests = dict(rq)
             pod_level = is_pod_level_requests_set(pod)
             defaults = non_missing_container_requests(req, pod_level)
-            if defaults and not (not pod_level and containers_request_all(pod, ("cpu", "memory"))):
-                non0 = pod_requests(pod, defaults)
-            else:
-                non0 = req      # every container requests cpu and memory: the defaults add nothing
+            # the defaults change nothing when, without pod-level requests, every container requests both
+            skip = not defaults or (not pod_level and containers_request_all(pod, ("cpu", "memory")))
+            non0 = req if skip else pod_requests(pod, defaults)
             non_zero = _with_non_zero(requests, non0)
             score = non_zero if not pod_level else _with_non_zero(requests, pod_requests(pod, NON_MISSING_DEFAULTS))
             # read-only views, shared by every PodInfo of the pod (the scheduler keeps one per pod on its node)

@@ -103,10 +103,8 @@ class NodeTable:
         self.npods[i] = len(ni.pods)
         self.unschedulable[i] = ni.node.spec.unschedulable
         taints = ni.node.spec.taints
-        (self.hard_tainted.add if any(t.effect in ("NoSchedule", "NoExecute") for t in taints)
-         else self.hard_tainted.discard)(i)
-        (self.prefer_tainted.add if any(t.effect == "PreferNoSchedule" for t in taints)
-         else self.prefer_tainted.discard)(i)
+        (self.hard_tainted.add if _hard(taints) else self.hard_tainted.discard)(i)
+        (self.prefer_tainted.add if _prefer(taints) else self.prefer_tainted.discard)(i)
         labels = ni.node.metadata.labels
         if self.labels[i] != labels:
             self.labels[i] = dict(labels)
@@ -125,8 +123,8 @@ class NodeTable:
             self.npods = np.fromiter((len(ni.pods) for ni in infos), np.int64, n)
             self.unschedulable = np.fromiter((bool(ni.node.spec.unschedulable) for ni in infos), bool, n)
             tainted = [(i, ni.node.spec.taints) for i, ni in enumerate(infos) if ni.node.spec.taints]
-            self.hard_tainted = {i for i, ts in tainted if any(t.effect in ("NoSchedule", "NoExecute") for t in ts)}
-            self.prefer_tainted = {i for i, ts in tainted if any(t.effect == "PreferNoSchedule" for t in ts)}
+            self.hard_tainted = {i for i, ts in tainted if _hard(ts)}
+            self.prefer_tainted = {i for i, ts in tainted if _prefer(ts)}
             self.labels = [dict(ni.node.metadata.labels) for ni in infos]
             self.affinity_cache.clear()
             self.stale = False
@@ -179,6 +177,16 @@ class NodeTable:
                     full[rows] = part
             e[1] = end
         return e[2]
+
+
+def _hard(taints) -> bool:
+    """A taint the Filter reads (TaintToleration: NoSchedule, NoExecute)."""
+    return any(t.effect in ("NoSchedule", "NoExecute") for t in taints)
+
+
+def _prefer(taints) -> bool:
+    """A taint the Score reads (TaintToleration: PreferNoSchedule)."""
+    return any(t.effect == "PreferNoSchedule" for t in taints)
 
 
 MAX_SHAPES = 64     # pod shapes whose arrays a NodeTable keeps (each holds a few arrays of one value per node)

@@ -58,8 +58,7 @@ class GpuShareTable:
         # _frag_after's terms: p as a column, and per typical pod its row in [GPU rows …, idle]
         self.p_col = np.asarray(self.p, np.float64).reshape(-1, 1)
         rows = {j: r for r, j in enumerate(self.gpu_rows)}
-        self.frag_src = np.asarray([rows.get(j, len(self.gpu_rows)) for j in range(len(self.typical))], np.intp)
-        self.frag_plan = [(p, rows.get(j, -1)) for j, p in enumerate(self.p)]
+        self.frag_rows = [rows.get(j, len(self.gpu_rows)) for j in range(len(self.typical))]
         tg = [self.typical[j].resource for j in self.gpu_rows]
         self.t_d = np.array([r.milli_gpu for r in tg], np.int64).reshape(-1, 1)
         self.t_k = np.array([max(r.gpu_number, 1) for r in tg], np.int64).reshape(-1, 1)
@@ -349,13 +348,13 @@ def _frag_after(table: GpuShareTable, cols: np.ndarray, cpu: np.ndarray, idle: n
     fm = np.where(can, part, idle[None, :])
     if n <= _FRAG_MATRIX_COLUMNS:
         # one row per typical pod (its GPU row of fm, or the idle milli-GPU), added row after row
-        terms = table.p_col * np.vstack((fm, idle[None, :]))[table.frag_src]
+        terms = table.p_col * np.vstack((fm, idle[None, :]))[table.frag_rows]
         return np.add.accumulate(terms, axis=0, out=terms)[-1]
     # wide: a large temporary matrix costs more (fresh pages) than a loop of row operations
     total, term = np.zeros(n, np.float64), np.empty(n, np.float64)
-    rows = list(fm)
-    for p, r in table.frag_plan:
-        np.multiply(rows[r] if r >= 0 else idle, p, out=term)
+    rows = [*fm, idle]
+    for p, r in zip(table.p, table.frag_rows):
+        np.multiply(rows[r], p, out=term)
         total += term
     return total
 
